@@ -1,0 +1,18 @@
+"""bbpe: an exact, fast Python port of XBBPE, the C++ byte-level BPE tokenizer.
+
+>>> import bbpe
+>>> tok = bbpe.Tokenizer.train(vocab_size=800)          # doctest: +SKIP
+>>> tok.decode(tok.encode("床前明月光"))                 # doctest: +SKIP
+'床前明月光'
+"""
+
+__version__ = "0.1.0"
+
+from .errors import FormatError as FormatError
+from .errors import UnknownIdError as UnknownIdError
+from .tokenizer import Tokenizer as Tokenizer
+
+train = Tokenizer.train
+load = Tokenizer.load
+
+__all__ = ["FormatError", "Tokenizer", "UnknownIdError", "load", "train", "__version__"]

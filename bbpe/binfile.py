@@ -1,0 +1,178 @@
+"""The reference's ``.bin`` vocabulary file: read, validate, write (QUIRKS Q17, docs/format.md).
+
+Layout (x86-64, little-endian; what ``SaveFile`` writes with raw ``fwrite`` of its structs):
+
+    u64 N                      number of vocabulary records
+    N x 40-byte record         u8 key[24] (zero padded) | u64 len | i64 id
+    u64 M                      number of stored training encodings
+    M x (u64 L, L x i64 id)    one encoding per training text
+
+Records are in the iteration order of the C++ ``unordered_map``, not by id; that order is
+kept as it is read so a loaded file saves back byte for byte. ``LoadFile`` in the C++
+checks nothing; here every field is checked before anything is allocated from it, and a
+bad file raises ``FormatError`` naming the file and the byte offset.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import FormatError
+from .vocab import KEY_BYTES
+
+RECORD = np.dtype([("key", np.uint8, (KEY_BYTES,)), ("len", "<u8"), ("id", "<i8")])
+assert RECORD.itemsize == 40
+
+
+@dataclass(frozen=True)
+class BinContents:
+    """What a ``.bin`` holds. ``records`` is in file order; ids are 0..N-1, each once."""
+
+    records: np.ndarray  # (N,) RECORD
+    encoding_offsets: np.ndarray  # (M + 1,) int64: encoding k is ids[offsets[k]:offsets[k+1]]
+    encoding_ids: np.ndarray  # (total,) int64
+
+
+def read_bin(path: str | os.PathLike[str]) -> BinContents:
+    """Read and validate a ``.bin``. Raises FormatError (file, offset) or OSError."""
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        data = f.read()
+    return parse_bin(data, name)
+
+
+def parse_bin(data: bytes, name: str = "<bytes>") -> BinContents:
+    """Validate and decode the bytes of a ``.bin`` (see the module docstring)."""
+    size = len(data)
+
+    def fail(offset: int, message: str) -> FormatError:
+        return FormatError(name, offset, message)
+
+    if size < 8:
+        raise fail(0, f"file too short for the vocabulary count ({size} bytes, need 8)")
+    (n,) = struct.unpack_from("<Q", data, 0)
+    if n > (size - 16) // RECORD.itemsize:
+        raise fail(0, f"vocabulary count {n} needs {8 + 40 * n + 8} bytes or more, the file has {size}")
+    records = np.frombuffer(data, dtype=RECORD, count=n, offset=8).copy()
+    _check_records(records, fail)
+
+    offset = 8 + RECORD.itemsize * n
+    (m,) = struct.unpack_from("<Q", data, offset)
+    if m > (size - offset - 8) // 8:
+        raise fail(offset, f"encoding count {m} needs {8 * m} bytes or more after offset {offset + 8}, "
+                           f"the file has {size - offset - 8}")
+    offset += 8
+    offsets = np.empty(m + 1, dtype=np.int64)
+    offsets[0] = 0
+    starts = np.empty(m, dtype=np.int64)
+    for k in range(m):
+        if offset + 8 > size:
+            raise fail(offset, f"file ends inside encoding {k} of {m} (no length field)")
+        (length,) = struct.unpack_from("<Q", data, offset)
+        if length > (size - offset - 8) // 8:
+            raise fail(offset, f"encoding {k} has length {length}, but only {size - offset - 8} bytes follow")
+        starts[k] = offset + 8
+        offsets[k + 1] = offsets[k] + length
+        offset += 8 + 8 * length
+    if offset != size:
+        raise fail(offset, f"{size - offset} bytes of trailing data after the last encoding")
+    ids = np.empty(int(offsets[-1]), dtype=np.int64)
+    for k in range(m):
+        length = int(offsets[k + 1] - offsets[k])
+        ids[offsets[k] : offsets[k + 1]] = np.frombuffer(data, dtype="<i8", count=length, offset=int(starts[k]))
+    bad = np.flatnonzero((ids < 0) | (ids >= n))
+    if bad.size:
+        pos = int(bad[0])
+        k = int(np.searchsorted(offsets, pos, side="right") - 1)
+        at = int(starts[k]) + 8 * (pos - int(offsets[k]))
+        raise fail(at, f"encoding {k} holds id {int(ids[pos])}, which is not in the vocabulary (0..{n - 1})")
+    return BinContents(records, offsets, ids)
+
+
+def _check_records(records: np.ndarray, fail) -> None:
+    n = records.shape[0]
+    lens = records["len"]
+    ids = records["id"]
+
+    def at(index: int, field: int) -> int:
+        return 8 + RECORD.itemsize * index + field
+
+    bad = np.flatnonzero((lens == 0) | (lens > KEY_BYTES))
+    if bad.size:
+        i = int(bad[0])
+        raise fail(at(i, 24), f"record {i}: key length {int(lens[i])} is not in 1..{KEY_BYTES}")
+    padding = np.arange(KEY_BYTES)[None, :] >= lens[:, None].astype(np.int64)
+    bad = np.flatnonzero((records["key"] * padding).any(axis=1))
+    if bad.size:
+        i = int(bad[0])
+        j = int(np.flatnonzero(records["key"][i] * padding[i])[0])
+        raise fail(at(i, j), f"record {i}: nonzero byte after the key's {int(lens[i])} bytes")
+    bad = np.flatnonzero((ids < 0) | (ids >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise fail(at(i, 32), f"record {i}: id {int(ids[i])} is outside 0..{n - 1}")
+    first = np.full(n, -1, dtype=np.int64)
+    for i, kid in enumerate(ids.tolist()):
+        if first[kid] >= 0:
+            raise fail(at(i, 32), f"record {i}: id {kid} is already the id of record {int(first[kid])}")
+        first[kid] = i
+    keys = {}
+    for i, (row, length) in enumerate(zip(records["key"], lens.tolist())):
+        key = row[:length].tobytes()
+        if key in keys:
+            raise fail(at(i, 0), f"record {i}: key {key.hex()} is already the key of record {keys[key]}")
+        keys[key] = i
+    for b in range(256):
+        if bytes([b]) not in keys:
+            raise fail(8, f"no record for the byte 0x{b:02x} (every vocabulary holds all 256 bytes)")
+
+
+def bin_bytes(contents: BinContents) -> bytes:
+    """The file image of ``contents``."""
+    parts = [struct.pack("<Q", contents.records.shape[0]), contents.records.astype(RECORD).tobytes()]
+    offsets = contents.encoding_offsets
+    parts.append(struct.pack("<Q", offsets.shape[0] - 1))
+    ids = contents.encoding_ids.astype("<i8", copy=False)
+    for k in range(offsets.shape[0] - 1):
+        parts.append(struct.pack("<Q", int(offsets[k + 1] - offsets[k])))
+        parts.append(ids[offsets[k] : offsets[k + 1]].tobytes())
+    return b"".join(parts)
+
+
+def write_bin(path: str | os.PathLike[str], contents: BinContents) -> None:
+    """Write atomically: a temporary file in the same directory, fsync, then rename."""
+    atomic_write(path, bin_bytes(contents))
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that it is either the old file or the new one."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".bbpe-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)

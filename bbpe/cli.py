@@ -1,0 +1,164 @@
+"""The ``bbpe`` command: train, encode, decode and inspect ``.bin`` files.
+
+The verbs print what the reference driver ``xbbpe`` prints, byte for byte: ``encode`` one
+line of space-separated ids per input line, ``decode`` one line of text per line of ids,
+``vocab``/``trainenc``/``special`` the dumps. Errors are one line on stderr and exit code 1
+(2 for usage errors); no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from . import __version__
+from .corpus import read_chunks, split_lines
+from .errors import FormatError, UnknownIdError
+from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
+
+_ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
+
+
+class CliError(Exception):
+    """An error the CLI reports as one line."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bbpe", description="Byte-level BPE for Chinese and mixed text (an exact port of XBBPE).")
+    p.add_argument("--version", action="version", version=f"bbpe {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    t = sub.add_parser("train", help="train a vocabulary and write a .bin (as `xbbpe train`)")
+    t.add_argument("corpus", nargs="?", help=f"UTF-8 corpus, one text per line (default: the bundled {DEFAULT_CORPUS.name})")
+    t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
+                   help=f"vocabulary size; 0 means no limit (default {DEFAULT_VOCAB_SIZE})")
+    t.add_argument("-o", "--output", default="xBBPE.bin", help="output .bin (default xBBPE.bin)")
+    t.add_argument("--gbk", action="store_true", help="the corpus is GBK")
+    t.add_argument("--bug-compat", action="store_true",
+                   help="as the reference: a missing corpus is empty, N is cast to uint32")
+    t.add_argument("--lossless-trainenc", action="store_true",
+                   help="store lossless training encodings instead of the reference's (Q14)")
+
+    e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
+    e.add_argument("-m", "--model", required=True, help=".bin file")
+    e.add_argument("file", nargs="?", help="input (default: stdin)")
+    e.add_argument("--gbk", action="store_true", help="the input is GBK")
+    e.add_argument("--bug-compat", action="store_true", help="reproduce the reference's lossy encoding (Q14, Q20.1)")
+
+    d = sub.add_parser("decode", help="lines of ids -> text lines (as `xbbpe decode`)")
+    d.add_argument("-m", "--model", required=True, help=".bin file")
+    d.add_argument("file", nargs="?", help="input (default: stdin)")
+    d.add_argument("--gbk", action="store_true", help="write GBK")
+
+    for name, text in (("vocab", "every entry: id<TAB>len<TAB>hex, by id"),
+                       ("trainenc", "the stored training encodings"),
+                       ("special", "the PAD BOS EOS ids"),
+                       ("info", "a readable summary")):
+        v = sub.add_parser(name, help=text)
+        v.add_argument("model", help=".bin file")
+    return p
+
+
+def _input(path: str | None) -> Iterator[bytes]:
+    if path is None:
+        return split_lines(iter(lambda: sys.stdin.buffer.read(1 << 16), b""))
+    return split_lines(read_chunks(path))
+
+
+def _ids_line(ids: list[int]) -> bytes:
+    return " ".join(map(str, ids)).encode() + b"\n"
+
+
+def _parse_ids(line: bytes, lineno: int) -> list[int]:
+    ids = []
+    for token in line.split():
+        if not _ID_TOKEN.match(token):
+            raise CliError(f"line {lineno}: {token.decode('utf-8', 'backslashreplace')!r} is not an id")
+        value = int(token)
+        if not -(1 << 63) <= value < 1 << 63:
+            raise CliError(f"line {lineno}: id {value} is out of range")
+        ids.append(value)
+    return ids
+
+
+def _train(args: argparse.Namespace, out: BinaryIO) -> None:
+    text = args.vocab_size.strip()
+    if not re.fullmatch(r"[0-9]+", text):
+        raise CliError(f"--vocab-size: {args.vocab_size!r} is not a non-negative integer")
+    tok = Tokenizer.train(args.corpus, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
+                          lossless_encodings=args.lossless_trainenc)
+    tok.save(args.output)
+    print(f"bbpe: trained vocab={len(tok)} train_lines={len(tok.train_encodings)} -> {args.output}", file=sys.stderr)
+
+
+def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
+    tok = Tokenizer.load(args.model, bug_compat=args.bug_compat)
+    for line in _input(args.file):
+        out.write(_ids_line(tok.encode(line, gbk=args.gbk)))
+
+
+def _decode(args: argparse.Namespace, out: BinaryIO) -> None:
+    tok = Tokenizer.load(args.model)
+    for lineno, line in enumerate(_input(args.file), 1):
+        try:
+            data = tok.decode_bytes(_parse_ids(line, lineno), gbk=args.gbk)
+        except UnknownIdError as err:
+            raise CliError(f"line {lineno}: {err}") from None
+        out.write(data + b"\n")
+
+
+def _vocab(args: argparse.Namespace, out: BinaryIO) -> None:
+    tok = Tokenizer.load(args.model)
+    out.writelines(f"{i}\t{len(k)}\t{k.hex()}\n".encode() for i, k in enumerate(tok.keys))
+
+
+def _trainenc(args: argparse.Namespace, out: BinaryIO) -> None:
+    tok = Tokenizer.load(args.model)
+    out.writelines(_ids_line(ids) for ids in tok.train_encodings)
+
+
+def _special(args: argparse.Namespace, out: BinaryIO) -> None:
+    tok = Tokenizer.load(args.model)
+    out.write(f"{tok.pad_id} {tok.bos_id} {tok.eos_id}\n".encode())
+
+
+def _info(args: argparse.Namespace, out: BinaryIO) -> None:
+    tok = Tokenizer.load(args.model)
+    keys = tok.keys
+    longest = max(keys, key=len)
+    encodings = tok.train_encodings
+    n_ids = sum(map(len, encodings))
+    lines = [
+        f"file              {args.model} ({os.path.getsize(args.model):,} bytes)",
+        f"vocabulary        {len(tok):,} ids (263 initial, {max(len(tok) - 263, 0):,} learned and special)",
+        f"longest key       {len(longest)} bytes: {longest.decode('utf-8', 'backslashreplace')}",
+        f"special ids       PAD {tok.pad_id}  BOS {tok.bos_id}  EOS {tok.eos_id}",
+        f"stored encodings  {len(encodings):,} texts, {n_ids:,} ids",
+    ]
+    out.write(("\n".join(lines) + "\n").encode())
+
+
+_COMMANDS = {"train": _train, "encode": _encode, "decode": _decode, "vocab": _vocab,
+             "trainenc": _trainenc, "special": _special, "info": _info}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    args = _parser().parse_args(argv)
+    out = sys.stdout.buffer
+    try:
+        _COMMANDS[args.command](args, out)
+        out.flush()
+    except (CliError, FormatError, UnknownIdError, ValueError, TypeError, OSError) as err:
+        if isinstance(err, BrokenPipeError):
+            return 0
+        message = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
+        print(f"bbpe: error: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,261 @@
+"""``Tokenizer``: a trained XBBPE vocabulary that encodes, decodes, loads and saves ``.bin`` files.
+
+A thin facade: training lives in ``train.py``, the codec in ``codec.pyx``, the file format
+in ``binfile.py``. Importing this module does not import numba; only training does.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from . import binfile, corpus
+from .codec import Model
+from .errors import UnknownIdError
+from .gbk import gbk_to_utf8, utf8_to_gbk
+from .vocab import BOS, EOS, PAD, key_matrix
+
+DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
+DEFAULT_CORPUS = Path(__file__).resolve().parent / "data" / "tang300.txt"
+
+
+class Tokenizer:
+    """A byte-level BPE vocabulary as XBBPE builds it.
+
+    >>> tok = Tokenizer.train("data/tang300.txt", vocab_size=800)   # doctest: +SKIP
+    >>> ids = tok.encode("床前明月光")                              # doctest: +SKIP
+    >>> tok.decode(ids)                                              # doctest: +SKIP
+    '床前明月光'
+
+    ``bug_compat=True`` makes ``encode`` reproduce the reference exactly where it loses
+    data (QUIRKS Q14: chars swallowed at the 24-byte limit; Q20.1: a cut char padded with
+    NUL). By default every byte is kept: ``decode_bytes(encode(x)) == x``.
+    """
+
+    # ------------------------------------------------------------------ construction
+
+    def __init__(
+        self,
+        keys: Sequence[bytes],
+        *,
+        record_order: Sequence[int] | np.ndarray | None = None,
+        train_encodings: Iterable[Sequence[int]] = (),
+        bug_compat: bool = False,
+    ) -> None:
+        """Build from the keys in id order (``keys[i]`` is the bytes of id ``i``).
+
+        ``record_order`` is the order of the ids in a saved ``.bin`` (default: by id);
+        ``train_encodings`` are the stored training encodings.
+        """
+        self._keys = [bytes(k) for k in keys]
+        rows, lens = key_matrix(self._keys)
+        self._model = Model(rows.tobytes(), lens.tobytes())
+        n = len(self._keys)
+        order = np.arange(n) if record_order is None else np.asarray(record_order, dtype=np.int64)
+        if sorted(order.tolist()) != list(range(n)):
+            raise ValueError("record_order must hold every id exactly once")
+        self._record_order = order
+        encodings = [np.asarray(e, dtype=np.int64) for e in train_encodings]
+        self._enc_offsets = np.cumsum([0] + [e.shape[0] for e in encodings], dtype=np.int64)
+        self._enc_ids = np.concatenate(encodings) if encodings else np.empty(0, dtype=np.int64)
+        self.bug_compat = bug_compat
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, bug_compat: bool = False) -> Tokenizer:
+        """Load a ``.bin`` written by bbpe or by the reference. Raises FormatError, OSError."""
+        contents = binfile.read_bin(path)
+        records = contents.records
+        n = records.shape[0]
+        keys: list[bytes] = [b""] * n
+        for row, length, kid in zip(records["key"], records["len"].tolist(), records["id"].tolist()):
+            keys[kid] = row[:length].tobytes()
+        offsets = contents.encoding_offsets
+        encodings = [contents.encoding_ids[offsets[k] : offsets[k + 1]] for k in range(offsets.shape[0] - 1)]
+        return cls(keys, record_order=records["id"], train_encodings=encodings, bug_compat=bug_compat)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the reference's ``.bin`` layout atomically (records in ``record_order``)."""
+        binfile.write_bin(path, self._bin_contents())
+
+    def to_bytes(self) -> bytes:
+        """The ``.bin`` file image."""
+        return binfile.bin_bytes(self._bin_contents())
+
+    def _bin_contents(self) -> binfile.BinContents:
+        rows, lens = key_matrix(self._keys)
+        records = np.zeros(len(self._keys), dtype=binfile.RECORD)
+        records["key"] = rows[self._record_order]
+        records["len"] = lens[self._record_order]
+        records["id"] = self._record_order
+        return binfile.BinContents(records, self._enc_offsets, self._enc_ids)
+
+    @classmethod
+    def train(
+        cls,
+        corpus_path: str | os.PathLike[str] | None = None,
+        vocab_size: int = DEFAULT_VOCAB_SIZE,
+        *,
+        gbk: bool = False,
+        bug_compat: bool = False,
+        lossless_encodings: bool = False,
+    ) -> Tokenizer:
+        """Train on a corpus file as ``LoadDataFileTrain(path, vocab_size)`` does.
+
+        With no path, the bundled Tang poems (``data/tang300.txt``). ``gbk``: the corpus is
+        GBK (Q19). ``bug_compat``: a missing file is an empty corpus, as in the reference
+        (Q18); otherwise it is an error. ``lossless_encodings``: store bbpe's lossless
+        encodings of the training texts instead of the reference's (which may drop chars,
+        Q14); the vocabulary is the same either way.
+        """
+        path = DEFAULT_CORPUS if corpus_path is None else corpus_path
+        source = corpus.file_texts(path, missing_is_empty=bug_compat)
+        return cls._train(source, vocab_size, gbk=gbk, bug_compat=bug_compat, lossless_encodings=lossless_encodings)
+
+    @classmethod
+    def train_from_iterator(
+        cls,
+        lines: Iterable[str | bytes],
+        vocab_size: int = DEFAULT_VOCAB_SIZE,
+        *,
+        gbk: bool = False,
+        bug_compat: bool = False,
+        lossless_encodings: bool = False,
+    ) -> Tokenizer:
+        """Train on lines given one by one, as if they were the lines of a corpus file.
+
+        An empty line ends a paragraph (Q18); ``str`` lines are UTF-8 encoded.
+        """
+        source = corpus.iterable_texts(lines)
+        return cls._train(source, vocab_size, gbk=gbk, bug_compat=bug_compat, lossless_encodings=lossless_encodings)
+
+    @classmethod
+    def _train(cls, source: corpus.TextSource, vocab_size: int, *, gbk: bool, bug_compat: bool,
+               lossless_encodings: bool) -> Tokenizer:
+        from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
+
+        vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
+        keys = train_vocabulary(corpus.as_utf8(source(), gbk), vocab_size)
+        tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
+        # Q18: the stored encodings are Encode() of every text with the final vocabulary
+        reference = not lossless_encodings
+        encodings = [tok._model.encode(text, reference) for text in corpus.as_utf8(source(), gbk)]
+        tok._enc_offsets = np.cumsum([0] + [len(e) for e in encodings], dtype=np.int64)
+        tok._enc_ids = np.fromiter((i for e in encodings for i in e), dtype=np.int64, count=int(tok._enc_offsets[-1]))
+        return tok
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode(self, text: str | bytes, *, gbk: bool = False, bug_compat: bool | None = None) -> list[int]:
+        """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
+        ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
+
+        >>> tok.encode("床前明月光")                                     # doctest: +SKIP
+        [263, 264, ...]
+        """
+        compat = self.bug_compat if bug_compat is None else bug_compat
+        return self._model.encode(self._utf8(text, gbk), compat)
+
+    @staticmethod
+    def _utf8(text: str | bytes, gbk: bool) -> bytes:
+        if isinstance(text, str):
+            if gbk:
+                raise TypeError("gbk=True takes the GBK bytes of the text, not a str")
+            return text.encode("utf-8", "surrogatepass")
+        data = bytes(text)
+        return gbk_to_utf8(data) if gbk else data
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, ids: Iterable[int], *, gbk: bool = False) -> bytes:
+        """Ids -> the exact bytes (UTF-8), or with ``gbk=True`` what the reference's ``ToGBK``
+        makes of them. Raises UnknownIdError naming the id and its position."""
+        data = self._model.decode(_id_array(ids, len(self._keys)))
+        return utf8_to_gbk(data) if gbk else data
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Ids -> str; bytes that are not valid UTF-8 follow ``errors`` (as ``bytes.decode``).
+
+        ``decode(encode(s), errors="surrogatepass") == s`` for every str ``s``.
+        """
+        return self._model.decode(_id_array(ids, len(self._keys))).decode("utf-8", errors)
+
+    # ------------------------------------------------------------------ vocabulary
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one id."""
+        if not 0 <= token_id < len(self._keys):
+            raise ValueError(f"unknown id {token_id} (the vocabulary has ids 0..{len(self._keys) - 1})")
+        return self._keys[token_id]
+
+    @property
+    def keys(self) -> list[bytes]:
+        """All keys in id order (a copy)."""
+        return list(self._keys)
+
+    def token_id(self, key: bytes) -> int | None:
+        """The id of a key, or None."""
+        kid = self._model.lookup(bytes(key)) if len(key) <= 24 else -1
+        return None if kid < 0 else kid
+
+    @property
+    def record_order(self) -> np.ndarray:
+        """The ids in the order a saved ``.bin`` lists them (Q17)."""
+        return self._record_order.copy()
+
+    @property
+    def train_encodings(self) -> list[list[int]]:
+        """The training encodings stored in the ``.bin`` (Q18), one list per training text."""
+        offsets = self._enc_offsets.tolist()
+        ids = self._enc_ids.tolist()
+        return [ids[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
+
+    def _special(self, token: bytes) -> int:
+        # GetPAD/GetBOS/GetEOS: the first id of the token's encoding, 0 if it encodes to nothing
+        ids = self._model.encode(token, True)
+        return ids[0] if ids else 0
+
+    @property
+    def pad_id(self) -> int:
+        """``GetPAD()``: the id of ``<P>`` (794 at vocab 800)."""
+        return self._special(PAD)
+
+    @property
+    def bos_id(self) -> int:
+        """``GetBOS()``: the id of ``<S>``."""
+        return self._special(BOS)
+
+    @property
+    def eos_id(self) -> int:
+        """``GetEOS()``: the id of ``</S>``."""
+        return self._special(EOS)
+
+    def __repr__(self) -> str:
+        return f"<bbpe.Tokenizer: {len(self)} ids, {len(self._enc_offsets) - 1} stored encodings>"
+
+
+def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
+    """Ids as a contiguous int64 buffer for the codec; floats are refused, not truncated."""
+    if isinstance(ids, np.ndarray):
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"ids must be integers, got an array of {ids.dtype}")
+        flat = ids.reshape(-1)
+        if flat.dtype.kind == "u" and flat.size and int(flat.max()) > _INT64_MAX:
+            pos = int(np.argmax(flat > _INT64_MAX))
+            raise UnknownIdError(int(flat[pos]), pos, n_keys)
+        return np.ascontiguousarray(flat, dtype=np.int64)
+    seq = ids if isinstance(ids, (list, tuple)) else list(ids)
+    try:
+        return array("q", seq)
+    except OverflowError:
+        pos, kid = next((p, k) for p, k in enumerate(seq) if not -_INT64_MAX - 1 <= k <= _INT64_MAX)
+        raise UnknownIdError(kid, pos, n_keys) from None
+
+
+_INT64_MAX = (1 << 63) - 1
