@@ -1,0 +1,86 @@
+"""bbpe side by side with the reference oracle: ``.bin`` bytes, encodings and decodings.
+
+For every corpus: the ``.bin`` bbpe writes equals the one ``xbbpe train`` writes; with
+``bug_compat`` every probe line encodes to the oracle's ids; by default every line
+round-trips and its ids equal the oracle's wherever the oracle round-trips; and decoding
+the oracle's ids gives the oracle's bytes.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from conftest import SONG100, TANG300
+from random_corpora import VOCAB_SIZES, random_corpus, random_probes, to_gbk
+
+import bbpe
+from bbpe.gbk import gbk_to_utf8
+
+RANDOM_CORPORA = 200
+
+
+def check_codec(oracle, model: Path, tok: bbpe.Tokenizer, texts: list[bytes], gbk: bool = False) -> None:
+    reference = oracle.encode(model, texts, gbk=gbk)
+    for text, ref_ids in zip(texts, reference):
+        assert tok.encode(text, gbk=gbk, bug_compat=True) == ref_ids, text
+        utf8 = gbk_to_utf8(text) if gbk else text
+        ids = tok.encode(text, gbk=gbk)
+        assert tok.decode_bytes(ids) == utf8, text
+        if tok.decode_bytes(ref_ids) == utf8:  # where the reference loses nothing, same ids
+            assert ids == ref_ids, text
+    assert oracle.decode(model, reference, gbk=gbk) == [tok.decode_bytes(ids, gbk=gbk) for ids in reference]
+
+
+@pytest.mark.parametrize("vocab_size", [0, 7, 263, 271, 800, 2000, 4000, 1])
+@pytest.mark.parametrize("corpus", [TANG300, SONG100], ids=["tang300", "song100"])
+def test_reference_corpora(oracle, tmp_path, corpus, vocab_size):
+    model = tmp_path / "ref.bin"
+    expected = oracle.train(corpus, vocab_size, model)
+    tok = bbpe.Tokenizer.train(corpus, vocab_size)
+    assert tok.to_bytes() == expected
+    check_codec(oracle, model, tok, corpus.read_bytes().split(b"\n"))
+
+
+@pytest.mark.parametrize("seed", range(RANDOM_CORPORA))
+def test_random_corpus(oracle, tmp_path, seed):
+    rng = random.Random(seed)
+    gbk = seed % 10 == 9
+    data = random_corpus(rng, invalid=not gbk and seed % 3 == 1)
+    probes = random_probes(rng, data)
+    if gbk:
+        data, probes = to_gbk(rng, data), [to_gbk(rng, p) for p in probes]
+    vocab_size = rng.choice(VOCAB_SIZES)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(data)
+    model = tmp_path / "ref.bin"
+    expected = oracle.train(corpus, vocab_size, model, gbk=gbk)
+    tok = bbpe.Tokenizer.train(corpus, vocab_size, gbk=gbk)
+    assert tok.to_bytes() == expected, f"seed {seed}, vocab {vocab_size}"
+    check_codec(oracle, model, tok, probes, gbk=gbk)
+
+
+def test_gbk_sample(oracle, tmp_path):
+    """The real GBK corpus (zh-small in GBK) trains to the same .bin in --gbk mode."""
+    sample = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "gbk-sample.txt"
+    if not sample.exists():
+        pytest.skip(f"{sample} not found")
+    model = tmp_path / "ref.bin"
+    expected = oracle.train(sample, 2000, model, gbk=True)
+    tok = bbpe.Tokenizer.train(sample, 2000, gbk=True)
+    assert tok.to_bytes() == expected
+    check_codec(oracle, model, tok, sample.read_bytes().split(b"\n")[:400], gbk=True)
+
+
+def test_random_corpora_reach_the_quirks():
+    """The generator is only useful if it hits the 24-byte limit and the lossy encoder."""
+    long_keys = lossy = 0
+    for seed in range(RANDOM_CORPORA):
+        rng = random.Random(seed)
+        data = random_corpus(rng, invalid=seed % 3 == 1)
+        probes = random_probes(rng, data)
+        tok = bbpe.Tokenizer.train_from_iterator(data.split(b"\n"), 0)
+        long_keys += max(map(len, tok.keys)) >= 21
+        lossy += any(tok.decode_bytes(tok.encode(p, bug_compat=True)) != p for p in probes)
+    assert long_keys >= 40 and lossy >= 20, (long_keys, lossy)
