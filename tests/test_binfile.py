@@ -1,0 +1,127 @@
+"""The .bin reader: valid files load, every malformed file raises FormatError with the offset."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from conftest import DATA
+
+import bbpe
+from bbpe.binfile import RECORD, parse_bin
+
+SMALL = DATA / "golden" / "song100_v800.bin"
+
+
+@pytest.fixture(scope="module")
+def tiny() -> bytes:
+    """A real file with few encodings: the empty corpus (270 ids, 0 encodings) + one text."""
+    tok = bbpe.Tokenizer.train_from_iterator(["天地一人", "天地二人"], 1000)
+    return tok.to_bytes()
+
+
+def records_of(data: bytes) -> np.ndarray:
+    (n,) = struct.unpack_from("<Q", data)
+    return np.frombuffer(data, dtype=RECORD, count=n, offset=8).copy()
+
+
+def with_records(data: bytes, records: np.ndarray) -> bytes:
+    return data[:8] + records.tobytes() + data[8 + 40 * records.shape[0] :]
+
+
+def test_every_truncation_is_an_error(tiny):
+    for cut in range(len(tiny)):
+        with pytest.raises(bbpe.FormatError):
+            parse_bin(tiny[:cut], "t.bin")
+
+
+def test_message_names_file_and_offset(tiny, tmp_path):
+    path = tmp_path / "cut.bin"
+    path.write_bytes(tiny[:100])
+    with pytest.raises(bbpe.FormatError, match=r"cut\.bin: offset 0: vocabulary count \d+ needs") as info:
+        bbpe.Tokenizer.load(path)
+    assert info.value.offset == 0 and info.value.path == str(path)
+
+
+@pytest.mark.parametrize("data,offset,message", [
+    (b"", 0, "too short"),
+    (b"abc", 0, "too short"),
+    (struct.pack("<Q", 2**63) + bytes(16), 0, "vocabulary count"),
+    (b"this is a text file, not a vocabulary\n", 0, "vocabulary count"),
+])
+def test_small_garbage(data, offset, message):
+    with pytest.raises(bbpe.FormatError, match=message) as info:
+        parse_bin(data)
+    assert info.value.offset == offset
+
+
+def test_record_fields_are_checked(tiny):
+    base = records_of(tiny)
+
+    def broken(change):
+        recs = base.copy()
+        change(recs)
+        return with_records(tiny, recs)
+
+    cases = [
+        (lambda r: r.__setitem__(("len"), np.where(np.arange(len(r)) == 5, 25, r["len"])), 8 + 40 * 5 + 24, "key length 25"),
+        (lambda r: r["len"].__setitem__(7, 0), 8 + 40 * 7 + 24, "key length 0"),
+        (lambda r: r["key"].__setitem__((3, 10), 1), 8 + 40 * 3 + 10, "nonzero byte"),
+        (lambda r: r["id"].__setitem__(4, -1), 8 + 40 * 4 + 32, "id -1 is outside"),
+        (lambda r: r["id"].__setitem__(4, len(r)), 8 + 40 * 4 + 32, "outside"),
+        (lambda r: r["id"].__setitem__(9, r["id"][2]), 8 + 40 * 9 + 32, "already the id of record 2"),
+    ]
+    for change, offset, message in cases:
+        with pytest.raises(bbpe.FormatError, match=message) as info:
+            parse_bin(broken(change))
+        assert info.value.offset == offset, message
+
+
+def test_duplicate_key_and_missing_byte(tiny):
+    recs = records_of(tiny)
+    a = int(np.flatnonzero(recs["id"] == 65)[0])  # the byte 'A'
+    b = int(np.flatnonzero(recs["id"] == 66)[0])
+    recs["key"][b] = recs["key"][a]
+    with pytest.raises(bbpe.FormatError, match="already the key of record|no record for the byte 0x42"):
+        parse_bin(with_records(tiny, recs))
+
+
+def test_encodings_are_checked(tiny):
+    n = records_of(tiny).shape[0]
+    tail = 8 + 40 * n
+    with pytest.raises(bbpe.FormatError, match="trailing data") as info:
+        parse_bin(tiny + b"\0")
+    assert info.value.offset == len(tiny)
+    bad_count = tiny[:tail] + struct.pack("<Q", 10**12) + tiny[tail + 8 :]
+    with pytest.raises(bbpe.FormatError, match="encoding count") as info:
+        parse_bin(bad_count)
+    assert info.value.offset == tail
+    first_id = tail + 16  # after M and the first L
+    bad_id = tiny[:first_id] + struct.pack("<q", 5000) + tiny[first_id + 8 :]
+    with pytest.raises(bbpe.FormatError, match="encoding 0 holds id 5000") as info:
+        parse_bin(bad_id)
+    assert info.value.offset == first_id
+    bad_len = tiny[: tail + 8] + struct.pack("<Q", 2**60) + tiny[tail + 16 :]
+    with pytest.raises(bbpe.FormatError, match="encoding 0 has length") as info:
+        parse_bin(bad_len)
+    assert info.value.offset == tail + 8
+
+
+def test_round_trip_through_bytes():
+    data = SMALL.read_bytes()
+    tok = bbpe.Tokenizer.load(SMALL)
+    assert tok.to_bytes() == data
+    assert len(tok) == 800 and len(tok.train_encodings) == 601
+
+
+def test_save_is_atomic_and_leaves_no_temporary(tmp_path, tiny):
+    path = tmp_path / "m.bin"
+    tok = bbpe.Tokenizer.load(SMALL)
+    tok.save(path)
+    tok.save(path)  # replacing an existing file
+    assert path.read_bytes() == SMALL.read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["m.bin"]
+    with pytest.raises(OSError):
+        tok.save(tmp_path / "no-such-dir" / "m.bin")
+    assert [p.name for p in tmp_path.iterdir()] == ["m.bin"]

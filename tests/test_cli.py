@@ -1,0 +1,112 @@
+"""The bbpe command: output formats, errors, and byte-for-byte parity with the oracle's driver."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import DATA, TANG300
+from random_corpora import random_corpus, random_probes
+
+GOLDEN800 = DATA / "golden" / "tang300_v800.bin"
+
+
+def bbpe(*args: str, stdin: bytes = b"", cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bbpe", *args], input=stdin, capture_output=True, cwd=cwd)
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("bbpe")
+    assert exe, "the bbpe console script is not on PATH"
+    assert subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.startswith("bbpe ")
+
+
+def test_train_defaults_to_bundled_corpus(tmp_path):
+    """Like the blog constructor: tang300 at vocab 800 into xBBPE.bin."""
+    r = bbpe("train", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "xBBPE.bin").read_bytes() == GOLDEN800.read_bytes()
+
+
+def test_encode_decode_pipeline(tmp_path):
+    text = "床前明月光，疑是地上霜。\n<S>举头望明月</S>\nabc"
+    enc = bbpe("encode", "-m", str(GOLDEN800), stdin=text.encode())
+    assert enc.returncode == 0 and enc.stdout.count(b"\n") == 3
+    dec = bbpe("decode", "-m", str(GOLDEN800), stdin=enc.stdout)
+    assert dec.stdout == text.encode() + b"\n"
+    (tmp_path / "in.txt").write_text(text)
+    assert bbpe("encode", "-m", str(GOLDEN800), str(tmp_path / "in.txt")).stdout == enc.stdout
+
+
+def test_dumps():
+    assert bbpe("vocab", str(GOLDEN800)).stdout.decode() == (DATA / "golden" / "tang300_v800.vocab.tsv").read_text()
+    assert bbpe("special", str(GOLDEN800)).stdout == b"794 796 799\n"
+    assert bbpe("trainenc", str(GOLDEN800)).stdout.count(b"\n") == 2228
+    info = bbpe("info", str(GOLDEN800)).stdout.decode()
+    assert "800 ids" in info and "PAD 794" in info and "2,228 texts" in info
+
+
+@pytest.mark.parametrize("args,stdin,message", [
+    (["encode", "-m", "missing.bin"], b"", "missing.bin: No such file"),
+    (["decode", "-m", str(GOLDEN800)], b"1 2 99999\n", "line 1: unknown id 99999 at position 2"),
+    (["decode", "-m", str(GOLDEN800)], b"1 2\n3 x\n", "line 2: 'x' is not an id"),
+    (["decode", "-m", str(GOLDEN800)], b"99999999999999999999\n", "out of range"),
+    (["train", "nothere.txt", "--vocab-size", "800"], b"", "nothere.txt: No such file"),
+    (["train", str(TANG300), "--vocab-size", "-5"], b"", "not a non-negative integer"),
+    (["train", str(TANG300), "--vocab-size", "abc"], b"", "not a non-negative integer"),
+    (["train", str(TANG300), "--vocab-size", "4294967296"], b"", "uint32"),
+    (["vocab", str(TANG300)], b"", "offset 0: vocabulary count"),
+])
+def test_errors_are_one_line(args, stdin, message, tmp_path):
+    r = bbpe(*args, stdin=stdin, cwd=tmp_path)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("bbpe: error: ") and message in err, err
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("*.bin")) and not list(tmp_path.glob(".bbpe-*"))
+
+
+def test_usage_error():
+    r = bbpe("encode")
+    assert r.returncode == 2 and b"usage" in r.stderr
+
+
+# --------------------------------------------------------------------------- against the oracle
+
+
+def _same_output(oracle, tmp_path, corpus, vocab_size, probes: bytes, gbk: bool = False) -> None:
+    flag = ["--gbk"] if gbk else []
+    ref_bin, our_bin = tmp_path / "ref.bin", tmp_path / "ours.bin"
+    oracle.train(corpus, vocab_size, ref_bin, gbk=gbk)
+    r = bbpe("train", str(corpus), "--vocab-size", str(vocab_size), "-o", str(our_bin), *flag)
+    assert r.returncode == 0, r.stderr
+    assert our_bin.read_bytes() == ref_bin.read_bytes()
+    for command in ("vocab", "trainenc", "special"):
+        assert bbpe(command, str(our_bin)).stdout == oracle.dump(command, ref_bin)
+    ref_ids = oracle.run("encode", str(ref_bin), stdin=probes, gbk=gbk)
+    assert bbpe("encode", "-m", str(our_bin), "--bug-compat", *flag, stdin=probes).stdout == ref_ids
+    assert bbpe("decode", "-m", str(our_bin), *flag, stdin=ref_ids).stdout == oracle.run("decode", str(ref_bin), stdin=ref_ids, gbk=gbk)
+
+
+def test_cli_matches_oracle_on_tang300(oracle, tmp_path):
+    _same_output(oracle, tmp_path, TANG300, 2000, TANG300.read_bytes())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cli_matches_oracle_on_random_corpora(oracle, tmp_path, seed):
+    rng = random.Random(1000 + seed)
+    data = random_corpus(rng, invalid=seed % 2 == 1)
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(data)
+    probes = b"\n".join(random_probes(rng, data)) + b"\n"
+    _same_output(oracle, tmp_path, corpus, rng.choice([0, 300, 400, 1000]), probes)
+
+
+def test_cli_matches_oracle_in_gbk_mode(oracle, tmp_path):
+    corpus = tmp_path / "gbk.txt"
+    lines = TANG300.read_text().replace("・", "·").splitlines()[:600]
+    corpus.write_bytes("\n".join(lines).encode("gbk") + b"\n\x81 bad \x80\n")
+    _same_output(oracle, tmp_path, corpus, 1200, corpus.read_bytes(), gbk=True)

@@ -1,0 +1,68 @@
+"""Reading a corpus as LoadDataFileTrain does (QUIRKS Q18)."""
+
+from __future__ import annotations
+
+import pytest
+
+import bbpe
+from bbpe.corpus import file_texts, paragraph_texts, split_lines
+
+
+@pytest.mark.parametrize("data,lines", [
+    (b"", []),
+    (b"\n", [b""]),
+    (b"abc", [b"abc"]),
+    (b"abc\n", [b"abc"]),
+    (b"abc\n\n", [b"abc", b""]),
+    (b"a\r\nb", [b"a\r", b"b"]),  # CR stays (Q19)
+    (b"a\0b\nc", [b"a\0b", b"c"]),
+])
+def test_getline(data, lines):
+    assert list(split_lines([data])) == lines
+    assert list(split_lines([bytes([c]) for c in data])) == lines  # any chunking
+
+
+def test_paragraphs():
+    """para.txt: 4 texts, "\\n" on the last line of each paragraph."""
+    data = "\n\n天地一人\n天地二人\n\n\n\n天地三人\n天地四人".encode()
+    assert list(paragraph_texts(split_lines([data]))) == [
+        "天地一人".encode(), "天地二人\n".encode(), "天地三人".encode(), "天地四人\n".encode()]
+
+
+def test_missing_corpus(tmp_path):
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        file_texts(missing)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        file_texts(tmp_path)
+    assert list(file_texts(missing, missing_is_empty=True)()) == []
+    tok = bbpe.Tokenizer.train(missing, 800, bug_compat=True)  # Q18: an empty corpus
+    assert len(tok) == 270 and tok.train_encodings == []
+
+
+def test_iterator_equals_file(tmp_path):
+    data = "天地一人\n天地二人\n\n天地三人，天地\n".encode()
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    from_file = bbpe.Tokenizer.train(path, 0)
+    from_lines = bbpe.Tokenizer.train_from_iterator(data.decode().splitlines(), 0)
+    assert from_file.to_bytes() == from_lines.to_bytes()
+
+
+@pytest.mark.parametrize("size,entries", [(0, 278), (1, 278), (6, 278), (7, 270), (270, 270), (271, 271),
+                                           (272, 272), (277, 277), (278, 278), (4294967295, 278)])
+def test_vocab_size_table(size, entries):
+    """QUIRKS Q11, measured on cjk6.txt."""
+    lines = [f"天地{c}人" for c in "一二三四五六"]
+    assert len(bbpe.Tokenizer.train_from_iterator(lines, size)) == entries
+
+
+def test_vocab_size_limits():
+    with pytest.raises(ValueError, match="more than the reference's uint32"):
+        bbpe.Tokenizer.train_from_iterator(["天地"], 2**32)
+    with pytest.raises(ValueError, match=">= 0"):
+        bbpe.Tokenizer.train_from_iterator(["天地"], -1)
+    with pytest.raises(TypeError):
+        bbpe.Tokenizer.train_from_iterator(["天地"], 8.5)
+    lines = [f"天地{c}人" for c in "一二三四五六"]
+    assert len(bbpe.Tokenizer.train_from_iterator(lines, 2**32 + 271, bug_compat=True)) == 271  # cast to uint32

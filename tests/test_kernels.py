@@ -1,0 +1,88 @@
+"""The numba kernels on hand-checkable inputs (QUIRKS Q3-Q9)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bbpe import _kernels as K
+from bbpe.train import TrainingLists, collect_lists, merge_steps
+
+
+def lists_of(texts: list[str]) -> tuple[TrainingLists, list[list[bytes]]]:
+    lists = collect_lists([t.encode() for t in texts])
+    out = []
+    for li in range(lists.nlists):
+        out.append([lists.key(int(r)) for r in lists.toks[lists.bounds[li] : lists.bounds[li + 1]]])
+    return lists, out
+
+
+def decoded(lists: TrainingLists) -> list[list[str]]:
+    return [[lists.key(int(r)).decode() for r in lists.toks[lists.bounds[li] : lists.bounds[li + 1]]]
+            for li in range(lists.nlists)]
+
+
+def test_char_len_and_delimiters():
+    assert [K.char_len(b) for b in (0x41, 0x80, 0xBF, 0xC3, 0xE4, 0xF0, 0xF8, 0xFF)] == [1, 1, 1, 2, 3, 4, 1, 1]
+    text = np.frombuffer("a b，c·d\u200be：f".encode(), dtype=np.uint8)
+    found = [(i, K.delimiter_len(text, i, len(text))) for i in range(len(text)) if K.delimiter_len(text, i, len(text))]
+    assert found == [(1, 1), (3, 3), (7, 2), (10, 3)]  # '：' is not a delimiter (Q3)
+
+
+def test_segmentation():
+    """Q3: delimiters are dropped, one-char segments are dropped, chars come by lead byte."""
+    _, lists = lists_of(["作者：张九龄", "天，地", "ab", "x"])
+    assert [b"".join(w).decode() for w in lists] == ["作者：张九龄", "ab"]
+    assert [len(w) for w in lists] == [6, 2]
+    _, lists = lists_of(["éx"])
+    assert lists == [["é".encode(), b"x"]]
+
+
+def test_cut_char_is_padded_in_training():
+    lists = collect_lists([b"a\xe4\xb8"])  # Q20.1: the reference reads the NUL terminator
+    assert [lists.key(int(r)) for r in lists.toks[:2]] == [b"a", b"\xe4\xb8\x00"]
+
+
+def test_pair_key_refuses_24_bytes():
+    lists = collect_lists(["一二三四五六七八".encode()])
+    a, b = (int(r) for r in lists.toks[:2])
+    seven = K.intern(lists.words, lists.lens, lists.slots, lists.meta,
+                     *np.frombuffer("一二三四五六七".encode().ljust(24, b"\0"), dtype="<u8").tolist(), 21)
+    assert K.pair_key(lists.words, lists.lens, lists.slots, lists.meta, seven, b) == seven  # Q9
+    assert lists.key(K.pair_key(lists.words, lists.lens, lists.slots, lists.meta, a, b)) == "一二".encode()
+
+
+def test_tie_goes_to_first_to_reach_the_maximum():
+    """Q5: tie.txt = abxy / xyab: 'xy' reaches count 1 first."""
+    lists, _ = lists_of(["abxy", "xyab"])
+    best, _ = next(merge_steps(lists))
+    assert lists.key(best) == b"xy"
+
+
+def test_counts_are_one_too_low():
+    """Q4: aaa / aaa -> 'aa' seen 4 times, count 3; then 'aaa' count 1."""
+    lists, _ = lists_of(["aaa", "aaa"])
+    steps = merge_steps(lists)
+    best, _ = next(steps)
+    assert lists.key(best) == b"aa" and lists.counts[best] == 3
+    assert decoded(lists) == [["aa", "a"], ["aa", "a"]]  # Q8: left to right, no overlap
+    best, _ = next(steps)
+    assert lists.key(best) == b"aaa" and lists.counts[best] == 1
+
+
+def test_first_pass_deletes_and_joins():
+    """Q6 join.txt: xa1b / xa2b -> merge 'xa', delete '1' and '2' -> [xa, b] twice."""
+    lists, _ = lists_of(["xa1b", "xa2b"])
+    steps = merge_steps(lists)
+    best, singles = next(steps)
+    assert lists.key(best) == b"xa" and singles == []  # 1-byte singles never enter the vocab
+    assert decoded(lists) == [["xa", "b"], ["xa", "b"]]
+    best, _ = next(steps)
+    assert lists.key(best) == b"xab"
+
+
+def test_singles_in_libstdcxx_order():
+    """Q7 cjk6: deleted once each, added as 一 四 二 三 五 六."""
+    lists, _ = lists_of([f"天地{c}人" for c in "一二三四五六"])
+    best, singles = next(merge_steps(lists))
+    assert lists.key(best).decode() == "天地"
+    assert [s.decode() for s in singles] == list("一四二三五六")
