@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
+import secrets
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,7 +153,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace ``path`` with ``data`` so that it is either the old file or the new one."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".bbpe-", suffix=".tmp", dir=directory)
+    tmp = os.path.join(directory, f".bbpe-{secrets.token_hex(8)}.tmp")
+    # 0o666 minus the umask, as a plain open() would give (mkstemp would make it 0600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+# test the installed package, never the source tree (which has no compiled codec)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO]
 sys.path.insert(0, str(TESTS))  # the helper modules beside this file (tests/ is no package)
 
 DATA = TESTS / "data"
-REPO = TESTS.parent
 REFERENCE = Path(os.environ.get("BBPE_REFERENCE", REPO.parent / "shared" / "reference" / "xbbpe"))
 TANG300 = REPO / "data" / "tang300.txt"
 SONG100 = DATA / "corpora" / "song100.txt"
