@@ -14,7 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from . import binfile, corpus
-from .codec import Model
+try:
+    from .codec import Model
+except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
+    raise ImportError(
+        f"bbpe's compiled codec is missing from {Path(__file__).parent}: this is the source tree. "
+        "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
+    ) from err
 from .errors import UnknownIdError
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .vocab import BOS, EOS, PAD, key_matrix

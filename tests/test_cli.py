@@ -6,6 +6,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from conftest import DATA, TANG300
@@ -15,6 +16,8 @@ GOLDEN800 = DATA / "golden" / "tang300_v800.bin"
 
 
 def bbpe(*args: str, stdin: bytes = b"", cwd=None) -> subprocess.CompletedProcess:
+    # never from the checkout: `python -m` would import the uncompiled source tree
+    cwd = cwd or tempfile.gettempdir()
     return subprocess.run([sys.executable, "-m", "bbpe", *args], input=stdin, capture_output=True, cwd=cwd)
 
 
