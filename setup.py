@@ -35,6 +35,7 @@ setup(
         "bbpe": ["*.pxd", "*.pyi", "py.typed", "_umap_buckets.txt"],
         "bbpe.data": ["*.txt", "*.md"],
     },
+    include_package_data=False,  # only the package_data above: not the generated codec.c
     ext_modules=cythonize(extensions, compiler_directives=directives),
     zip_safe=False,
 )

@@ -84,3 +84,18 @@ def test_random_corpora_reach_the_quirks():
         long_keys += max(map(len, tok.keys)) >= 21
         lossy += any(tok.decode_bytes(tok.encode(p, bug_compat=True)) != p for p in probes)
     assert long_keys >= 40 and lossy >= 20, (long_keys, lossy)
+
+
+def test_reference_loads_what_bbpe_writes(oracle, tmp_path):
+    """A .bin from a Tokenizer built from keys (records by id, lossless encodings) loads in
+    the C++ program and gives the same vocabulary, encodings and special ids."""
+    trained = bbpe.Tokenizer.train(SONG100, 1000, lossless_encodings=True)
+    rebuilt = bbpe.Tokenizer(trained.keys, train_encodings=trained.train_encodings)
+    path = tmp_path / "rebuilt.bin"
+    rebuilt.save(path)
+    vocab = "".join(f"{i}\t{len(k)}\t{k.hex()}\n" for i, k in enumerate(rebuilt.keys)).encode()
+    assert oracle.dump("vocab", path) == vocab
+    assert oracle.dump("trainenc", path).decode().splitlines() == [" ".join(map(str, e)) for e in rebuilt.train_encodings]
+    assert oracle.dump("special", path) == f"{rebuilt.pad_id} {rebuilt.bos_id} {rebuilt.eos_id}\n".encode()
+    lines = SONG100.read_bytes().split(b"\n")
+    assert oracle.encode(path, lines) == [rebuilt.encode(line, bug_compat=True) for line in lines]
