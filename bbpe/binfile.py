@@ -67,24 +67,22 @@ def parse_bin(data: bytes, name: str = "<bytes>") -> BinContents:
         raise fail(offset, f"encoding count {m} needs {8 * m} bytes or more after offset {offset + 8}, "
                            f"the file has {size - offset - 8}")
     offset += 8
-    offsets = np.empty(m + 1, dtype=np.int64)
-    offsets[0] = 0
-    starts = np.empty(m, dtype=np.int64)
+    starts = np.empty(m, dtype=np.int64)  # file offset of each encoding's first id
+    lengths = np.empty(m, dtype=np.int64)
     for k in range(m):
         if offset + 8 > size:
             raise fail(offset, f"file ends inside encoding {k} of {m} (no length field)")
         (length,) = struct.unpack_from("<Q", data, offset)
         if length > (size - offset - 8) // 8:
             raise fail(offset, f"encoding {k} has length {length}, but only {size - offset - 8} bytes follow")
-        starts[k] = offset + 8
-        offsets[k + 1] = offsets[k] + length
+        starts[k], lengths[k] = offset + 8, length
         offset += 8 + 8 * length
     if offset != size:
         raise fail(offset, f"{size - offset} bytes of trailing data after the last encoding")
-    ids = np.empty(int(offsets[-1]), dtype=np.int64)
-    for k in range(m):
-        length = int(offsets[k + 1] - offsets[k])
-        ids[offsets[k] : offsets[k + 1]] = np.frombuffer(data, dtype="<i8", count=length, offset=int(starts[k]))
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    # every field is 8-byte aligned, so all ids are one int64 view of the file, gathered
+    words = np.frombuffer(data, dtype="<i8", count=size // 8)
+    ids = words[np.repeat(starts // 8 - offsets[:-1], lengths) + np.arange(int(offsets[-1]))].astype(np.int64)
     bad = np.flatnonzero((ids < 0) | (ids >= n))
     if bad.size:
         pos = int(bad[0])

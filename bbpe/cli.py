@@ -153,9 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _COMMANDS[args.command](args, out)
         out.flush()
+    except BrokenPipeError:
+        # the reader went away (`bbpe encode ... | head`): stop quietly, and keep Python
+        # from failing again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (CliError, FormatError, UnknownIdError, ValueError, TypeError, OSError) as err:
-        if isinstance(err, BrokenPipeError):
-            return 0
         message = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
         print(f"bbpe: error: {message}", file=sys.stderr)
         return 1

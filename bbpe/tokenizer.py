@@ -65,10 +65,13 @@ class Tokenizer:
         if sorted(order.tolist()) != list(range(n)):
             raise ValueError("record_order must hold every id exactly once")
         self._record_order = order
-        encodings = [np.asarray(e, dtype=np.int64) for e in train_encodings]
-        self._enc_offsets = np.cumsum([0] + [e.shape[0] for e in encodings], dtype=np.int64)
-        self._enc_ids = np.concatenate(encodings) if encodings else np.empty(0, dtype=np.int64)
+        self._set_train_encodings(train_encodings)
         self.bug_compat = bug_compat
+
+    def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
+        arrays = [np.asarray(e, dtype=np.int64) for e in encodings]
+        self._enc_offsets = np.cumsum([0] + [a.shape[0] for a in arrays], dtype=np.int64)
+        self._enc_ids = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, bug_compat: bool = False) -> Tokenizer:
@@ -148,9 +151,7 @@ class Tokenizer:
         tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
         # Q18: the stored encodings are Encode() of every text with the final vocabulary
         reference = not lossless_encodings
-        encodings = [tok._model.encode(text, reference) for text in corpus.as_utf8(source(), gbk)]
-        tok._enc_offsets = np.cumsum([0] + [len(e) for e in encodings], dtype=np.int64)
-        tok._enc_ids = np.fromiter((i for e in encodings for i in e), dtype=np.int64, count=int(tok._enc_offsets[-1]))
+        tok._set_train_encodings(tok._model.encode(text, reference) for text in corpus.as_utf8(source(), gbk))
         return tok
 
     # ------------------------------------------------------------------ encoding
