@@ -49,11 +49,15 @@ def _key_hash(w0, w1, w2, length):
 
 @_njit
 def _find(words, lens, slots, w0, w1, w2, length):
-    """(slot, row): the row holding the key, or -1 and the empty slot where it would go."""
+    """(slot, row): the row holding the key, or -1 and the empty slot where it would go.
+
+    ``slots`` holds row + 1, so 0 means empty and the index can be allocated with
+    np.zeros (its pages cost no memory until touched).
+    """
     mask = np.uint64(slots.shape[0] - 1)
     i = np.int64(_key_hash(w0, w1, w2, length) & mask)
     while True:
-        row = slots[i]
+        row = np.int64(slots[i]) - 1
         if row < 0:
             return i, -1
         if lens[row] == length and words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2:
@@ -73,16 +77,16 @@ def intern(words, lens, slots, meta, w0, w1, w2, length):
     words[row, 1] = w1
     words[row, 2] = w2
     lens[row] = length
-    slots[slot] = row
+    slots[slot] = row + 1
     return row
 
 
 @_njit
 def reindex(words, lens, nkeys, slots):
-    """Fill a fresh (all -1) ``slots`` array with rows 0..nkeys-1 (after the table grew)."""
+    """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew)."""
     for row in range(nkeys):
         slot, _ = _find(words, lens, slots, words[row, 0], words[row, 1], words[row, 2], lens[row])
-        slots[slot] = row
+        slots[slot] = row + 1
 
 
 @_njit
@@ -319,3 +323,470 @@ def apply_pass(toks, bounds, nlists, best, first_pass, words, lens, slots, count
             kept += 1
             bounds[kept] = w
     return w, kept, nsingles
+
+
+# --------------------------------------------------------------------------- segment types
+#
+# The scalable engine stores each distinct training list once, as a *type* with its
+# multiplicity and the indexes of its first and last occurrence among all lists. That
+# changes nothing in the results: a list's first pass depends only on its own content and
+# on the global counts, and merges treat equal lists alike; the scan order the C++ uses
+# for ties and for the order of singles is recovered from those two indexes.
+#
+# Type store: tokens ``ttoks`` (int32), type t = ttoks[tstart[t]:tstart[t + 1]];
+# ``tmult``/``tfirst``/``tlast`` (int64); ``thash`` (uint64) and the index ``tslots``
+# (int32, type + 1, 0 = empty); ``tmeta`` = [types, tokens, lists seen].
+
+_SEQ_SEED = np.uint64(0x84222325CBF29CE4)
+
+
+@_njit
+def _same_tokens(toks, a, b, length):
+    for k in range(length):
+        if toks[a + k] != toks[b + k]:
+            return False
+    return True
+
+
+@_njit
+def scan_types(buf, start, words, lens, slots, meta, key_limit, ttoks, tstart, tmult, tfirst, tlast, thash,
+               tslots, tmeta):
+    """Cut buf[start:] into lists (as ``segment_lists``) and add them to the type store.
+
+    Stops before a segment that might not fit (keys beyond ``key_limit``, tokens or types
+    beyond the arrays, the index more than half full) and returns (its offset, its length),
+    so the caller can grow the arrays and call again from there; (len(buf), 0) when done.
+    """
+    n = buf.shape[0]
+    ntypes, nt, nlists = tmeta[0], tmeta[1], tmeta[2]
+    tmask = tslots.shape[0] - 1
+    seg_start = start
+    i = start
+    while i <= n:
+        dlen = delimiter_len(buf, i, n) if i < n else 1
+        if dlen == 0:
+            i += 1
+            continue
+        seglen = i - seg_start
+        if (meta[0] + seglen > key_limit or nt + seglen > ttoks.shape[0] or ntypes + 2 > tmult.shape[0]
+                or 2 * (ntypes + 1) > tslots.shape[0]):
+            tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
+            return seg_start, seglen
+        k = nt
+        j = seg_start
+        while j < i:
+            w0, length = _char_key(buf, j, i)
+            ttoks[k] = intern(words, lens, slots, meta, w0, _U64_0, _U64_0, length)
+            k += 1
+            j += length
+        if k - nt >= 2:
+            h = _SEQ_SEED
+            for q in range(nt, k):
+                h = (h ^ np.uint64(ttoks[q] + 1)) * _M1
+            h ^= h >> _SH29
+            slot = np.int64(h & np.uint64(tmask))
+            while True:
+                t = np.int64(tslots[slot]) - 1
+                if t < 0:
+                    tslots[slot] = ntypes + 1
+                    thash[ntypes] = h
+                    tstart[ntypes + 1] = k
+                    tmult[ntypes] = 1
+                    tfirst[ntypes] = nlists
+                    tlast[ntypes] = nlists
+                    ntypes += 1
+                    nt = k
+                    break
+                if thash[t] == h and tstart[t + 1] - tstart[t] == k - nt and _same_tokens(ttoks, tstart[t], nt, k - nt):
+                    tmult[t] += 1
+                    tlast[t] = nlists
+                    break
+                slot = (slot + 1) & tmask
+            nlists += 1
+        i += dlen
+        seg_start = i
+    tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
+    return n, 0
+
+
+@_njit
+def reindex_types(thash, ntypes, tslots):
+    """Fill a fresh (all 0) type index with types 0..ntypes-1."""
+    tmask = tslots.shape[0] - 1
+    for t in range(ntypes):
+        slot = np.int64(thash[t] & np.uint64(tmask))
+        while tslots[slot] != 0:
+            slot = (slot + 1) & tmask
+        tslots[slot] = t + 1
+
+
+# --------------------------------------------------------------------------- first pass on types
+
+
+@_njit
+def count_types(order, start, ttoks, tstart, tmult, words, lens, slots, meta, key_limit, occ, lastpos, pos):
+    """Weighted pair counts: for the types order[start:], in last-occurrence order.
+
+    occ[K] is the number of occurrences of pair key K in the corpus (the C++ count is
+    occ - 1, Q4) and lastpos[K] a position that grows along the C++ scan order of last
+    occurrences. Returns (next index into order, next position); stops early, like
+    ``scan_types``, when the key table might overflow ``key_limit``.
+    """
+    for oi in range(start, order.shape[0]):
+        t = order[oi]
+        a, b = tstart[t], tstart[t + 1]
+        if meta[0] + (b - a) > key_limit:
+            return oi, pos
+        m = tmult[t]
+        for i in range(a, b - 1):
+            p = pair_key(words, lens, slots, meta, ttoks[i], ttoks[i + 1])
+            occ[p] += m
+            lastpos[p] = pos
+            pos += 1
+    return order.shape[0], pos
+
+
+@_njit
+def best_pair(occ, lastpos, nkeys):
+    """Q5: the pair with the most occurrences (at least 2), ties to the earliest last one.
+
+    The C++ replaces its maximum only on a strictly greater count while it scans, so the
+    winner is the first pair to *reach* the final maximum M; a pair reaches M at its last
+    occurrence; hence: highest count, then the earliest last occurrence. Returns -1 if no
+    pair occurs twice.
+    """
+    best = -1
+    best_occ = 1
+    best_pos = np.int64(0)
+    for k in range(nkeys):
+        o = occ[k]
+        if o > best_occ or (o == best_occ and o > 1 and lastpos[k] < best_pos):
+            best, best_occ, best_pos = k, o, lastpos[k]
+    return best
+
+
+@_njit
+def first_pass_types(order, ttoks, tstart, tmult, tlen, best, words, lens, slots, occ, single_counts, single_order):
+    """The first pass of MergeMaxPairWord (Q6) on every type, in first-occurrence order.
+
+    The same walk as ``apply_pass`` with ``first_pass`` set, on weighted counts: a key is
+    "count 0" when it occurs at most once in the whole corpus. Each type is rewritten in
+    place; tlen[t] is its new length (0 when one element or none is left). Deleting a key
+    in a type of multiplicity m counts m deletions; the first deletion of a key counts 0.
+    Returns the number of singles recorded in ``single_order``.
+    """
+    nsingles = 0
+    for oi in range(order.shape[0]):
+        t = order[oi]
+        start, end = tstart[t], tstart[t + 1]
+        m = tmult[t]
+        w = start
+        r = start
+        while r + 1 < end:
+            cur = ttoks[r]
+            right = _pair_key_lookup(words, lens, slots, cur, ttoks[r + 1])
+            left_occ = 0
+            if w > start:
+                left = _pair_key_lookup(words, lens, slots, ttoks[w - 1], cur)
+                left_occ = occ[left] if left >= 0 else 0
+            if left_occ <= 1 and occ[right] <= 1:
+                if single_counts[cur] < 0:
+                    single_counts[cur] = m - 1
+                    single_order[nsingles] = cur
+                    nsingles += 1
+                else:
+                    single_counts[cur] += m
+                r += 1
+                continue
+            if right == best:
+                ttoks[w] = best
+                w += 1
+                r += 2
+                continue
+            ttoks[w] = cur
+            w += 1
+            r += 1
+        while r < end:
+            ttoks[w] = ttoks[r]
+            w += 1
+            r += 1
+        tlen[t] = w - start if w - start >= 2 else 0
+    return nsingles
+
+
+# --------------------------------------------------------------------------- incremental merges
+#
+# Slots: the surviving types laid out one after the other in last-occurrence order, each
+# followed by a SENTINEL slot; tok[s] is a key row, DEAD once merged into its left
+# neighbour. So slot order is the C++ scan order of last occurrences, and the tie rule
+# "earliest last occurrence" becomes "smallest last slot". pk[s] is the pair key of the
+# slot and its right neighbour (-1 if none). Every pair key K keeps its occurrences in a
+# doubly linked list sorted by slot (onext/oprev, head[K]/tail[K]); occ[K] is the weighted
+# number of occurrences (each slot counts the multiplicity of its type: smult, found by
+# binary search in sstart). A lazy max-heap on (occ desc, tail asc) picks the winner.
+
+DEAD = -1
+SENTINEL = -2
+NEED_ROOM = -2  # run_merges: grow the key table or the heap, then call again
+NO_WINNER = -1  # run_merges: no pair occurs twice any more
+
+
+@_njit
+def build_slots(order, oi_start, s, ti, ttoks, tstart, tlen, tmult, words, lens, slots, meta, key_limit, tok, pk,
+                onext, oprev, sstart, smult, occ, head, tail):
+    """Lay out the types order[oi_start:] from slot s (type ti) and link every pair.
+
+    Returns (next index into order, next slot, next type); stops early, like
+    ``count_types``, when the key table might overflow ``key_limit``.
+    """
+    for oi in range(oi_start, order.shape[0]):
+        t = order[oi]
+        length = tlen[t]
+        if length < 2:
+            continue
+        if meta[0] + length > key_limit:
+            return oi, s, ti
+        sstart[ti] = s
+        smult[ti] = tmult[t]
+        ti += 1
+        base = tstart[t]
+        for i in range(length):
+            tok[s + i] = ttoks[base + i]
+            onext[s + i] = -1
+            oprev[s + i] = -1
+        for i in range(length - 1):
+            k = pair_key(words, lens, slots, meta, tok[s + i], tok[s + i + 1])
+            pk[s + i] = k
+            occ[k] += tmult[t]
+            last = tail[k]
+            if last < 0:
+                head[k] = s + i
+            else:
+                onext[last] = s + i
+                oprev[s + i] = last
+            tail[k] = s + i
+        pk[s + length - 1] = -1
+        tok[s + length] = SENTINEL
+        pk[s + length] = -1
+        onext[s + length] = -1
+        oprev[s + length] = -1
+        s += length + 1
+    sstart[ti] = s
+    return order.shape[0], s, ti
+
+
+@_njit
+def _heap_better(hocc, htail, i, j):
+    return hocc[i] > hocc[j] or (hocc[i] == hocc[j] and htail[i] < htail[j])
+
+
+@_njit
+def _heap_swap(hocc, htail, hkey, i, j):
+    hocc[i], hocc[j] = hocc[j], hocc[i]
+    htail[i], htail[j] = htail[j], htail[i]
+    hkey[i], hkey[j] = hkey[j], hkey[i]
+
+
+@_njit
+def _heap_sift_down(hocc, htail, hkey, size, i):
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            return
+        if c + 1 < size and _heap_better(hocc, htail, c + 1, c):
+            c += 1
+        if not _heap_better(hocc, htail, c, i):
+            return
+        _heap_swap(hocc, htail, hkey, i, c)
+        i = c
+
+
+@_njit
+def heap_push(hocc, htail, hkey, hmeta, o, t, k):
+    i = hmeta[0]
+    hmeta[0] = i + 1
+    hocc[i], htail[i], hkey[i] = o, t, k
+    while i > 0:
+        parent = (i - 1) // 2
+        if not _heap_better(hocc, htail, i, parent):
+            break
+        _heap_swap(hocc, htail, hkey, i, parent)
+        i = parent
+
+
+@_njit
+def heap_rebuild(hocc, htail, hkey, hmeta, occ, tail, nkeys):
+    """Drop every stale entry: one entry per key that occurs at least twice, heapified."""
+    size = 0
+    for k in range(nkeys):
+        if occ[k] >= 2:
+            hocc[size], htail[size], hkey[size] = occ[k], tail[k], k
+            size += 1
+    hmeta[0] = size
+    for i in range(size // 2 - 1, -1, -1):
+        _heap_sift_down(hocc, htail, hkey, size, i)
+    return size
+
+
+@_njit
+def _heap_pop_valid(hocc, htail, hkey, hmeta, occ, tail):
+    """Pop until an entry matches its key's current (occ, tail); -1 if none is left."""
+    while hmeta[0] > 0:
+        o, t, k = hocc[0], htail[0], hkey[0]
+        size = hmeta[0] - 1
+        hmeta[0] = size
+        if size > 0:
+            hocc[0], htail[0], hkey[0] = hocc[size], htail[size], hkey[size]
+            _heap_sift_down(hocc, htail, hkey, size, 0)
+        if occ[k] == o and tail[k] == t and o >= 2:
+            return k
+    return -1
+
+
+@_njit
+def _mult_of(sstart, smult, ntypes, s):
+    lo, hi = 0, ntypes - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sstart[mid] <= s:
+            lo = mid
+        else:
+            hi = mid - 1
+    return smult[lo]
+
+
+@_njit
+def _next_alive(tok, s):
+    t = s + 1
+    while tok[t] == DEAD:
+        t += 1
+    return -1 if tok[t] == SENTINEL else t
+
+
+@_njit
+def _prev_alive(tok, s):
+    t = s - 1
+    while t >= 0 and tok[t] == DEAD:
+        t -= 1
+    return -1 if t < 0 or tok[t] == SENTINEL else t
+
+
+@_njit
+def _mark(k, dirty, dirty_list, nd):
+    if dirty[k] == 0:
+        dirty[k] = 1
+        dirty_list[nd] = k
+        nd += 1
+    return nd
+
+
+@_njit
+def _unlink(s, m, pk, onext, oprev, occ, head, tail):
+    k = pk[s]
+    p, q = oprev[s], onext[s]
+    if p >= 0:
+        onext[p] = q
+    else:
+        head[k] = q
+    if q >= 0:
+        oprev[q] = p
+    else:
+        tail[k] = p
+    onext[s] = -1
+    oprev[s] = -1
+    occ[k] -= m
+    pk[s] = -1
+    return k
+
+
+@_njit
+def _link(s, k, m, pk, onext, oprev, occ, head, tail):
+    """Add slot s to key k's list at its place in slot order (nearly always the end)."""
+    pk[s] = k
+    occ[k] += m
+    p = tail[k]
+    while p > s:
+        p = oprev[p]
+    q = head[k] if p < 0 else onext[p]
+    oprev[s] = p
+    onext[s] = q
+    if p >= 0:
+        onext[p] = s
+    else:
+        head[k] = s
+    if q >= 0:
+        oprev[q] = s
+    else:
+        tail[k] = s
+
+
+@_njit
+def run_merges(max_steps, size, limit, in_vocab, winners, tok, pk, onext, oprev, sstart, smult, ntypes,
+               words, lens, slots, meta, key_limit, occ, head, tail, dirty, hocc, htail, hkey, hmeta):
+    """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size).
+
+    Each step is one non-first MergeMaxPairWord (Q8, Q9) followed by Train's bookkeeping
+    (Q10): the winner is applied at every one of its occurrences, left to right, then added
+    to the vocabulary unless it is already there (``in_vocab``). ``winners[i]`` receives
+    the i-th winner. Status: ``limit`` reached (1), ``NO_WINNER``, ``NEED_ROOM`` (the next
+    step might overflow the key table or the heap), or 0 after ``max_steps``.
+    """
+    steps = 0
+    while steps < max_steps:
+        w = _heap_pop_valid(hocc, htail, hkey, hmeta, occ, tail)
+        if w < 0:
+            return NO_WINNER, steps, size
+        nsites = 0
+        s = head[w]
+        while s >= 0:
+            nsites += 1
+            s = onext[s]
+        if meta[0] + 2 * nsites > key_limit or hmeta[0] + 5 * nsites + 1 > hocc.shape[0]:
+            heap_push(hocc, htail, hkey, hmeta, occ[w], tail[w], w)
+            return NEED_ROOM, steps, size
+        sites = np.empty(nsites, dtype=np.int64)
+        s = head[w]
+        for i in range(nsites):
+            sites[i] = s
+            s = onext[s]
+        dirty_list = np.empty(5 * nsites + 1, dtype=np.int64)
+        nd = _mark(w, dirty, dirty_list, 0)
+        for i in range(nsites):
+            s = sites[i]
+            if pk[s] != w:
+                continue  # its left or right element was merged at an earlier site (Q8)
+            m = _mult_of(sstart, smult, ntypes, s)
+            j = _next_alive(tok, s)
+            y = _next_alive(tok, j)
+            long_pair = np.int64(lens[tok[s]]) + np.int64(lens[tok[j]]) >= KEY_BYTES
+            x = -1 if long_pair else _prev_alive(tok, s)
+            if x >= 0:
+                nd = _mark(_unlink(x, m, pk, onext, oprev, occ, head, tail), dirty, dirty_list, nd)
+            _unlink(s, m, pk, onext, oprev, occ, head, tail)
+            if y >= 0:
+                nd = _mark(_unlink(j, m, pk, onext, oprev, occ, head, tail), dirty, dirty_list, nd)
+            # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
+            # and only its right neighbour disappears
+            tok[s] = w
+            tok[j] = DEAD
+            if x >= 0:
+                k = pair_key(words, lens, slots, meta, tok[x], w)
+                _link(x, k, m, pk, onext, oprev, occ, head, tail)
+                nd = _mark(k, dirty, dirty_list, nd)
+            if y >= 0:
+                k = pair_key(words, lens, slots, meta, w, tok[y])
+                _link(s, k, m, pk, onext, oprev, occ, head, tail)
+                nd = _mark(k, dirty, dirty_list, nd)
+        for i in range(nd):
+            k = dirty_list[i]
+            dirty[k] = 0
+            if occ[k] >= 2:
+                heap_push(hocc, htail, hkey, hmeta, occ[k], tail[k], k)
+        winners[steps] = w
+        steps += 1
+        if in_vocab[w] == 0:
+            in_vocab[w] = 1
+            size += 1
+            if size >= limit:
+                return 1, steps, size
+    return 0, steps, size

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbpe import _kernels as K
-from bbpe.train import TrainingLists, collect_lists, merge_steps
+from bbpe.simple_engine import TrainingLists, collect_lists, merge_steps
 
 
 def lists_of(texts: list[str]) -> tuple[TrainingLists, list[list[bytes]]]:
@@ -45,10 +45,11 @@ def test_cut_char_is_padded_in_training():
 def test_pair_key_refuses_24_bytes():
     lists = collect_lists(["一二三四五六七八".encode()])
     a, b = (int(r) for r in lists.toks[:2])
-    seven = K.intern(lists.words, lists.lens, lists.slots, lists.meta,
+    k = lists.keys
+    seven = K.intern(k.words, k.lens, k.slots, k.meta,
                      *np.frombuffer("一二三四五六七".encode().ljust(24, b"\0"), dtype="<u8").tolist(), 21)
-    assert K.pair_key(lists.words, lists.lens, lists.slots, lists.meta, seven, b) == seven  # Q9
-    assert lists.key(K.pair_key(lists.words, lists.lens, lists.slots, lists.meta, a, b)) == "一二".encode()
+    assert K.pair_key(k.words, k.lens, k.slots, k.meta, seven, b) == seven  # Q9
+    assert lists.key(K.pair_key(k.words, k.lens, k.slots, k.meta, a, b)) == "一二".encode()
 
 
 def test_tie_goes_to_first_to_reach_the_maximum():
