@@ -15,10 +15,13 @@ bad file raises ``FormatError`` naming the file and the byte offset.
 
 from __future__ import annotations
 
+import io
 import os
-import struct
 import secrets
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 
@@ -130,25 +133,44 @@ def _check_records(records: np.ndarray, fail) -> None:
             raise fail(8, f"no record for the byte 0x{b:02x} (every vocabulary holds all 256 bytes)")
 
 
+def write_contents(f: BinaryIO, contents: BinContents, chunk_ids: int = 1 << 20) -> None:
+    """Write the file image of ``contents`` to ``f``, the encodings a chunk at a time."""
+    f.write(struct.pack("<Q", contents.records.shape[0]))
+    f.write(contents.records.astype(RECORD, copy=False).tobytes())
+    offsets = contents.encoding_offsets
+    m = offsets.shape[0] - 1
+    f.write(struct.pack("<Q", m))
+    k = 0
+    while k < m:
+        # encodings k..stop-1: about chunk_ids ids, and at least one encoding
+        stop = max(k + 1, int(np.searchsorted(offsets, offsets[k] + chunk_ids, side="right")) - 1)
+        stop = min(stop, m)
+        lengths = np.diff(offsets[k : stop + 1])
+        out = np.empty(int(lengths.sum()) + (stop - k), dtype="<i8")
+        length_at = np.cumsum(lengths + 1) - (lengths + 1)  # each L field, then its L ids
+        is_id = np.ones(out.shape[0], dtype=bool)
+        is_id[length_at] = False
+        out[length_at] = lengths
+        out[is_id] = contents.encoding_ids[offsets[k] : offsets[stop]]
+        f.write(out.tobytes())
+        k = stop
+
+
 def bin_bytes(contents: BinContents) -> bytes:
     """The file image of ``contents``."""
-    parts = [struct.pack("<Q", contents.records.shape[0]), contents.records.astype(RECORD).tobytes()]
-    offsets = contents.encoding_offsets
-    parts.append(struct.pack("<Q", offsets.shape[0] - 1))
-    ids = contents.encoding_ids.astype("<i8", copy=False)
-    for k in range(offsets.shape[0] - 1):
-        parts.append(struct.pack("<Q", int(offsets[k + 1] - offsets[k])))
-        parts.append(ids[offsets[k] : offsets[k + 1]].tobytes())
-    return b"".join(parts)
+    buffer = io.BytesIO()
+    write_contents(buffer, contents)
+    return buffer.getvalue()
 
 
 def write_bin(path: str | os.PathLike[str], contents: BinContents) -> None:
     """Write atomically: a temporary file in the same directory, fsync, then rename."""
-    atomic_write(path, bin_bytes(contents))
+    atomic_write(path, lambda f: write_contents(f, contents))
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that it is either the old file or the new one."""
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> None:
+    """Replace ``path`` with what ``write(f)`` writes, so that it is either the old file or
+    the new one, never a part: a temporary file in the same directory, fsync, rename."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".bbpe-{secrets.token_hex(8)}.tmp")
@@ -156,7 +178,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

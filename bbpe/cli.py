@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="as the reference: a missing corpus is empty, N is cast to uint32")
     t.add_argument("--lossless-trainenc", action="store_true",
                    help="store lossless training encodings instead of the reference's (Q14)")
+    t.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
     e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
     e.add_argument("-m", "--model", required=True, help=".bin file")
@@ -90,9 +91,10 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     if not re.fullmatch(r"[0-9]+", text):
         raise CliError(f"--vocab-size: {args.vocab_size!r} is not a non-negative integer")
     tok = Tokenizer.train(args.corpus, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
-                          lossless_encodings=args.lossless_trainenc)
+                          lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty())
     tok.save(args.output)
-    print(f"bbpe: trained vocab={len(tok)} train_lines={len(tok.train_encodings)} -> {args.output}", file=sys.stderr)
+    if not args.quiet:
+        print(f"bbpe: trained vocab={len(tok)} train_lines={tok.n_train_encodings} -> {args.output}", file=sys.stderr)
 
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:

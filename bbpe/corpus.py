@@ -1,10 +1,16 @@
-"""Training texts from a corpus, as ``LoadDataFileTrain`` reads them (QUIRKS Q18).
+"""A training corpus, read as ``LoadDataFileTrain`` reads it (QUIRKS Q18), in blocks.
 
-The file is cut into lines the way ``std::getline`` cuts them (a last line without LF
+The C++ cuts the file into lines the way ``std::getline`` does (a last line without LF
 still counts, a final LF makes no extra empty line; CR stays in the line, Q19). Empty lines
 separate paragraphs; every non-empty line is one training text, and the last line of each
-paragraph gets ``"\\n"`` appended. The file is read in chunks, so no more than a chunk and
-one line are held at a time.
+paragraph gets ``"\\n"`` appended.
+
+Training never needs the texts one by one: LF is a training delimiter (Q3), so any block
+of the file that ends right after a one-byte delimiter cuts no segment, and the trainer
+reads the raw file in such blocks. The stored encodings need the texts, and get them as
+blocks of whole lines plus whether the block's last line ends a paragraph. Only GBK mode
+(each text converted on its own, NUL ending it) goes text by text. Nothing holds more than
+a block and one line.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from .gbk import gbk_to_utf8
 
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 22
+_ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
 
 
 def read_chunks(path: str | os.PathLike[str], chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
@@ -24,20 +31,38 @@ def read_chunks(path: str | os.PathLike[str], chunk_bytes: int = CHUNK_BYTES) ->
             yield chunk
 
 
-def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """``std::getline`` over a byte stream: ``[b'a\\nb', b'c\\n'] -> b'a', b'bc'``."""
+def _cut_blocks(chunks: Iterable[bytes], last_cut: Callable[[bytes], int]) -> Iterator[bytes]:
+    """Re-cut a byte stream into blocks that end where ``last_cut`` says (an offset just
+    past the cut, 0 for none); what follows the last cut waits for the next chunk."""
     pending: list[bytes] = []
     for chunk in chunks:
-        parts = chunk.split(b"\n")
-        if len(parts) > 1:
-            pending.append(parts[0])
-            yield b"".join(pending)
-            yield from parts[1:-1]
-            pending = []
-        if parts[-1]:
-            pending.append(parts[-1])
-    if pending:
+        cut = last_cut(chunk)
+        if cut == 0:
+            pending.append(chunk)
+            continue
+        pending.append(chunk[:cut])
         yield b"".join(pending)
+        pending = [chunk[cut:]] if cut < len(chunk) else []
+    tail = b"".join(pending)
+    if tail:
+        yield tail
+
+
+def _after_last_delimiter(chunk: bytes) -> int:
+    return max(chunk.rfind(bytes([d])) for d in _ONE_BYTE_DELIMITERS) + 1
+
+
+def _after_last_lf(chunk: bytes) -> int:
+    return chunk.rfind(b"\n") + 1
+
+
+def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``std::getline`` over a byte stream: ``[b'a\\nb', b'c\\n'] -> b'a', b'bc'``."""
+    for block in _cut_blocks(chunks, _after_last_lf):
+        lines = block.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()  # the LF ends the last line; it starts no new one
+        yield from lines
 
 
 def paragraph_texts(lines: Iterable[bytes]) -> Iterator[bytes]:
@@ -59,39 +84,68 @@ def paragraph_texts(lines: Iterable[bytes]) -> Iterator[bytes]:
         yield pending + b"\n"
 
 
-def as_utf8(texts: Iterable[bytes], gbk: bool) -> Iterator[bytes]:
-    """The texts as ``Train``/``Encode`` see them after ``ToUTF8`` (identity unless GBK)."""
-    if not gbk:
-        return iter(texts)
-    return (gbk_to_utf8(text) for text in texts)
+class Corpus:
+    """A corpus file or in-memory lines; every method starts a fresh pass over it."""
+
+    def __init__(self, chunks: Callable[[], Iterator[bytes]], *, gbk: bool = False, size: int = 0) -> None:
+        self._chunks = chunks
+        self.gbk = gbk
+        self.size = size  # in bytes, for progress (0 if unknown)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, gbk: bool = False, missing_is_empty: bool = False) -> Corpus:
+        """A corpus file. The reference trains on nothing when the file cannot be opened
+        (Q18); that only happens with ``missing_is_empty`` (``--bug-compat``), otherwise
+        OSError names the file now, not halfway through training."""
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            raise IsADirectoryError(f"{path}: is a directory, not a corpus file")
+        if not os.path.exists(path) and missing_is_empty:
+            return cls(lambda: iter(()), gbk=gbk)
+        with open(path, "rb"):
+            pass
+        return cls(lambda: read_chunks(path), gbk=gbk, size=os.path.getsize(path))
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False) -> Corpus:
+        """Lines given one by one, as the lines of a file (an item holding LF is several
+        lines; a ``str`` is UTF-8 encoded). They are kept, joined, since training reads
+        the corpus twice."""
+        data = b"\n".join(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line)
+                          for line in lines)
+        return cls(lambda: iter((data,)), gbk=gbk, size=len(data))
+
+    def texts(self) -> Iterator[bytes]:
+        """The training texts as ``Train`` and ``Encode`` see them (after ``ToUTF8``)."""
+        texts = paragraph_texts(split_lines(self._chunks()))
+        return (gbk_to_utf8(t) for t in texts) if self.gbk else texts
+
+    def training_blocks(self) -> Iterator[bytes]:
+        """UTF-8 blocks that cut no training segment (the trainer's input)."""
+        if not self.gbk:
+            return _cut_blocks(self._chunks(), _after_last_delimiter)
+        return _joined(self.texts())
+
+    def line_blocks(self) -> Iterator[tuple[bytes, bool]]:
+        """UTF-8 mode: blocks of whole lines, and whether the block's last line ends a
+        paragraph (the next line is empty, or there is none)."""
+        previous = None
+        for block in _cut_blocks(self._chunks(), _after_last_lf):
+            if previous is not None:
+                yield previous, block.startswith(b"\n")
+            previous = block
+        if previous is not None:
+            yield previous, True
 
 
-TextSource = Callable[[], Iterator[bytes]]
-"""A callable that returns a fresh iterator of raw training texts (it is read twice)."""
-
-
-def file_texts(path: str | os.PathLike[str], *, missing_is_empty: bool = False) -> TextSource:
-    """The training texts of a corpus file, as a re-readable source.
-
-    The reference trains on nothing when the file cannot be opened (Q18); that only happens
-    here with ``missing_is_empty`` (``--bug-compat``), otherwise OSError names the file.
-    """
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: is a directory, not a corpus file")
-    if not os.path.exists(path) and missing_is_empty:
-        return lambda: iter(())
-    with open(path, "rb"):
-        pass  # fail now, with the path in the message, rather than halfway through training
-    return lambda: paragraph_texts(split_lines(read_chunks(path)))
-
-
-def iterable_texts(lines: Iterable[str | bytes]) -> TextSource:
-    """Training texts from lines given one by one (a str is UTF-8 encoded).
-
-    They are treated as the lines of a file: an item holding LF is several lines, an empty
-    item ends a paragraph. The lines are kept (as one bytes object) because training reads
-    them twice.
-    """
-    data = b"\n".join(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line) for line in lines)
-    return lambda: paragraph_texts(split_lines([data]))
+def _joined(texts: Iterable[bytes], block_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    batch: list[bytes] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text) + 1
+        if size >= block_bytes:
+            yield b"\n".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield b"\n".join(batch)

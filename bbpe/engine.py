@@ -15,15 +15,14 @@ costs 16 bytes and a pair key about 60 (docs/training.md has the measured figure
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from . import _kernels as K
+from .progress import ProgressFn
 from .vocab import KEY_BYTES
 
-ProgressFn = Callable[[str, int, int], None]
-"""progress(stage, done, total): stage is "scan" (bytes), "count" (types) or "merge"."""
 
 
 def _zeros_like_grown(array: np.ndarray, size: int) -> np.ndarray:
@@ -132,7 +131,7 @@ class TypeStore:
             K.reindex_types(self.thash, ntypes, self.tslots)
 
 
-def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = None) -> TypeStore:
+def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = None, size_hint: int = 0) -> TypeStore:
     """Cut blocks of UTF-8 training texts (whole segments only) into the type store."""
     types = TypeStore()
     done = 0
@@ -149,7 +148,7 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
             types.grow(need + 1024)
         done += len(block)
         if progress:
-            progress("scan", done, 0)
+            progress("scan", done, size_hint)
     return types
 
 
@@ -244,6 +243,7 @@ class Merger:
         keys = self.keys
         winners = np.empty(self.STEPS_PER_CALL, dtype=np.int32)
         done = 0
+        total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         while size < limit:
             g = keys.per_key
             status, steps, size = K.run_merges(
@@ -254,7 +254,7 @@ class Merger:
             yield from winners[:steps].tolist()
             done += steps
             if progress:
-                progress("merge", done, 0)
+                progress("merge", done, total)
             if status == K.NO_WINNER or status == 1:
                 return
             if status == K.NEED_ROOM:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import binfile, corpus
+from . import binfile
 try:
     from .codec import Model
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
@@ -22,7 +22,9 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
 from .errors import UnknownIdError
+from .corpus import Corpus
 from .gbk import gbk_to_utf8, utf8_to_gbk
+from .progress import ProgressFn, progress_callback
 from .vocab import BOS, EOS, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
@@ -70,8 +72,14 @@ class Tokenizer:
 
     def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
         arrays = [np.asarray(e, dtype=np.int64) for e in encodings]
-        self._enc_offsets = np.cumsum([0] + [a.shape[0] for a in arrays], dtype=np.int64)
-        self._enc_ids = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
+        lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+        ids = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
+        self._set_encoding_arrays(lengths, ids)
+
+    def _set_encoding_arrays(self, lengths: np.ndarray, ids: np.ndarray) -> None:
+        """Store encodings as offsets + ids in the smallest dtype that holds every id."""
+        self._enc_offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+        self._enc_ids = ids.astype(_id_dtype(len(self._keys)), copy=False)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, bug_compat: bool = False) -> Tokenizer:
@@ -82,9 +90,9 @@ class Tokenizer:
         keys: list[bytes] = [b""] * n
         for row, length, kid in zip(records["key"], records["len"].tolist(), records["id"].tolist()):
             keys[kid] = row[:length].tobytes()
-        offsets = contents.encoding_offsets
-        encodings = [contents.encoding_ids[offsets[k] : offsets[k + 1]] for k in range(offsets.shape[0] - 1)]
-        return cls(keys, record_order=records["id"], train_encodings=encodings, bug_compat=bug_compat)
+        tok = cls(keys, record_order=records["id"], bug_compat=bug_compat)
+        tok._set_encoding_arrays(np.diff(contents.encoding_offsets), contents.encoding_ids)
+        return tok
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the reference's ``.bin`` layout atomically (records in ``record_order``)."""
@@ -111,18 +119,25 @@ class Tokenizer:
         gbk: bool = False,
         bug_compat: bool = False,
         lossless_encodings: bool = False,
+        progress: bool | ProgressFn = False,
     ) -> Tokenizer:
         """Train on a corpus file as ``LoadDataFileTrain(path, vocab_size)`` does.
 
         With no path, the bundled Tang poems (``data/tang300.txt``). ``gbk``: the corpus is
-        GBK (Q19). ``bug_compat``: a missing file is an empty corpus, as in the reference
-        (Q18); otherwise it is an error. ``lossless_encodings``: store bbpe's lossless
-        encodings of the training texts instead of the reference's (which may drop chars,
-        Q14); the vocabulary is the same either way.
+        GBK (Q19). ``bug_compat``: a missing file is an empty corpus and a vocab size of
+        2**32 or more wraps, as in the reference; otherwise both are errors.
+        ``lossless_encodings``: store bbpe's lossless encodings of the training texts
+        instead of the reference's (which may drop chars, Q14); the vocabulary is the same
+        either way. ``progress``: True for progress bars on stderr, or a callable
+        ``(stage, done, total)``.
+
+        >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
+        [229, 186, 138, 323, 400, 277]
         """
         path = DEFAULT_CORPUS if corpus_path is None else corpus_path
-        source = corpus.file_texts(path, missing_is_empty=bug_compat)
-        return cls._train(source, vocab_size, gbk=gbk, bug_compat=bug_compat, lossless_encodings=lossless_encodings)
+        source = Corpus.from_file(path, gbk=gbk, missing_is_empty=bug_compat)
+        return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
+                          progress=progress)
 
     @classmethod
     def train_from_iterator(
@@ -133,26 +148,54 @@ class Tokenizer:
         gbk: bool = False,
         bug_compat: bool = False,
         lossless_encodings: bool = False,
+        progress: bool | ProgressFn = False,
     ) -> Tokenizer:
         """Train on lines given one by one, as if they were the lines of a corpus file.
 
         An empty line ends a paragraph (Q18); ``str`` lines are UTF-8 encoded.
+
+        >>> Tokenizer.train_from_iterator(["天地一人", "天地二人"], 0).keys[263]   # doctest: +SKIP
+        b'\xe5\xa4\xa9\xe5\x9c\xb0'
         """
-        source = corpus.iterable_texts(lines)
-        return cls._train(source, vocab_size, gbk=gbk, bug_compat=bug_compat, lossless_encodings=lossless_encodings)
+        source = Corpus.from_lines(lines, gbk=gbk)
+        return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
+                          progress=progress)
 
     @classmethod
-    def _train(cls, source: corpus.TextSource, vocab_size: int, *, gbk: bool, bug_compat: bool,
-               lossless_encodings: bool) -> Tokenizer:
+    def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
+               progress: bool | ProgressFn) -> Tokenizer:
         from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
 
         vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
-        keys = train_vocabulary(corpus.as_utf8(source(), gbk), vocab_size)
-        tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
-        # Q18: the stored encodings are Encode() of every text with the final vocabulary
-        reference = not lossless_encodings
-        tok._set_train_encodings(tok._model.encode(text, reference) for text in corpus.as_utf8(source(), gbk))
+        report, done = progress_callback(progress)
+        try:
+            keys = train_vocabulary(source.training_blocks(), vocab_size, progress=report, size_hint=source.size)
+            tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
+            tok._encode_training_texts(source, reference=not lossless_encodings, progress=report)
+        finally:
+            done()
         return tok
+
+    def _encode_training_texts(self, source: Corpus, *, reference: bool, progress: ProgressFn | None) -> None:
+        """Q18: the stored encodings are Encode() of every text with the final vocabulary."""
+        lengths: list[np.ndarray] = []
+        ids: list[np.ndarray] = []
+        dtype = _id_dtype(len(self._keys))
+        if source.gbk:
+            for text in source.texts():
+                ids.append(np.array(self._model.encode(text, reference), dtype=dtype))
+                lengths.append(np.array([ids[-1].shape[0]], dtype=np.int64))
+        else:
+            done = 0
+            for block, para_end in source.line_blocks():
+                block_lengths, block_ids = self._model.encode_lines(block, para_end, reference)
+                lengths.append(np.frombuffer(block_lengths, dtype=np.int64))
+                ids.append(np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
+                done += len(block)
+                if progress:
+                    progress("encode", done, source.size)
+        self._set_encoding_arrays(np.concatenate(lengths) if lengths else np.empty(0, np.int64),
+                                  np.concatenate(ids) if ids else np.empty(0, dtype))
 
     # ------------------------------------------------------------------ encoding
 
@@ -217,6 +260,11 @@ class Tokenizer:
         return self._record_order.copy()
 
     @property
+    def n_train_encodings(self) -> int:
+        """How many training encodings the ``.bin`` stores (one per training text)."""
+        return self._enc_offsets.shape[0] - 1
+
+    @property
     def train_encodings(self) -> list[list[int]]:
         """The training encodings stored in the ``.bin`` (Q18), one list per training text."""
         offsets = self._enc_offsets.tolist()
@@ -266,3 +314,8 @@ def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
 
 
 _INT64_MAX = (1 << 63) - 1
+
+
+def _id_dtype(n_keys: int) -> type:
+    """The smallest dtype for ids 0..n_keys-1."""
+    return np.uint16 if n_keys <= 1 << 16 else np.int32 if n_keys <= 1 << 31 else np.int64

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from ._umap import blog_hashes, iteration_order
-from .engine import FirstPass, KeyTable, Merger, ProgressFn, scan
+from .engine import FirstPass, KeyTable, Merger, scan
+from .progress import ProgressFn
 from .singles import ordered_singles
 from .vocab import INITIAL_SIZE, VocabularyBuilder, initial_keys, key_matrix, special_prefixes
 
@@ -49,18 +50,22 @@ def check_vocab_size(vocab_size: int, *, wrap: bool = False) -> int:
 
 
 def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, engine: str = "incremental",
-                     progress: ProgressFn | None = None) -> list[bytes]:
+                     progress: ProgressFn | None = None, size_hint: int = 0) -> list[bytes]:
     """``XBBPE::Train``: all keys of the vocabulary in id order (Q10-Q12).
 
-    ``blocks`` are UTF-8 training texts, or blocks of them joined by LF (``corpus.py``).
-    Returns the 263 initial keys, the learned keys and the special prefixes.
+    ``blocks`` are UTF-8 training texts, or blocks of them joined by LF (``corpus.py``);
+    ``size_hint`` is their total size in bytes, for progress. Returns the 263 initial
+    keys, the learned keys and the special prefixes.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     limit = vocab_limit(vocab_size)
     vocab = VocabularyBuilder(initial_keys())
     if len(vocab) < limit:
-        (_learn_incremental if engine == "incremental" else _learn_simple)(blocks, vocab, limit, progress)
+        if engine == "simple":
+            _learn_simple(blocks, vocab, limit)
+        else:
+            _learn_incremental(blocks, vocab, limit, progress, size_hint)
     for key in special_prefixes():
         vocab.add(key)
     return vocab.keys
@@ -73,7 +78,7 @@ def _add_singles(vocab: VocabularyBuilder, singles: list[bytes], limit: int) -> 
         vocab.add(key)
 
 
-def _learn_simple(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int, progress: ProgressFn | None) -> None:
+def _learn_simple(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int) -> None:
     from .simple_engine import collect_lists, merge_steps
 
     lists = collect_lists(blocks)
@@ -85,9 +90,9 @@ def _learn_simple(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int,
 
 
 def _learn_incremental(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int,
-                       progress: ProgressFn | None) -> None:
+                       progress: ProgressFn | None, size_hint: int) -> None:
     keys = KeyTable()
-    first = FirstPass(scan(blocks, keys, progress), keys)
+    first = FirstPass(scan(blocks, keys, progress, size_hint), keys)
     best, rows, counts = first.run(progress)
     _add_singles(vocab, ordered_singles(*keys.rows(rows), counts), limit)
     if best < 0 or len(vocab) >= limit:

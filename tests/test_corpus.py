@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import bbpe
-from bbpe.corpus import file_texts, paragraph_texts, split_lines
+from bbpe.corpus import Corpus, paragraph_texts, split_lines
 
 
 @pytest.mark.parametrize("data,lines", [
@@ -32,10 +32,10 @@ def test_paragraphs():
 def test_missing_corpus(tmp_path):
     missing = tmp_path / "nope.txt"
     with pytest.raises(FileNotFoundError, match="nope.txt"):
-        file_texts(missing)
+        Corpus.from_file(missing)
     with pytest.raises(IsADirectoryError, match="is a directory"):
-        file_texts(tmp_path)
-    assert list(file_texts(missing, missing_is_empty=True)()) == []
+        Corpus.from_file(tmp_path)
+    assert list(Corpus.from_file(missing, missing_is_empty=True).texts()) == []
     tok = bbpe.Tokenizer.train(missing, 800, bug_compat=True)  # Q18: an empty corpus
     assert len(tok) == 270 and tok.train_encodings == []
 
@@ -66,3 +66,33 @@ def test_vocab_size_limits():
         bbpe.Tokenizer.train_from_iterator(["天地"], 8.5)
     lines = [f"天地{c}人" for c in "一二三四五六"]
     assert len(bbpe.Tokenizer.train_from_iterator(lines, 2**32 + 271, bug_compat=True)) == 271  # cast to uint32
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch):
+    """Training blocks end after a one-byte delimiter; line blocks after LF, with the right
+    paragraph flag; both concatenate back to the file, whatever the chunk size."""
+    import bbpe.corpus as C
+
+    data = "\n\n天地 一人\n天地二人,x\n\n\n天地三人\n天地四人".encode()
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    monkeypatch.setattr(C, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(C.read_chunks, "__defaults__", (chunk,))
+    corpus = Corpus.from_file(path)
+    blocks = list(corpus.training_blocks())
+    assert b"".join(blocks) == data
+    assert all(b[-1:] in (b"\n", b" ", b",") for b in blocks[:-1])
+    line_blocks = list(corpus.line_blocks())
+    assert b"".join(b for b, _ in line_blocks) == data
+    texts = []
+    for block, para_end in line_blocks:
+        lines = block.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        for i, line in enumerate(lines):
+            last = i == len(lines) - 1
+            ends = para_end if last else lines[i + 1] == b""
+            if line:
+                texts.append(line + b"\n" if ends else line)
+    assert texts == list(corpus.texts())
