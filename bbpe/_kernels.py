@@ -5,18 +5,16 @@ Every ``@njit`` function of the trainer lives here because numba's on-disk cache
 Kernels take and return numpy arrays and scalars only: no Python objects, no I/O, and no
 exceptions for user errors (``train.py`` validates before calling).
 
-Keys. A key is what the C++ calls a ``WordIdKey``: up to 24 bytes plus a length. Here it is
-packed into three little-endian uint64 words (byte j sits in word j // 8 at bit 8 * (j % 8),
-bytes past the length are zero) and a uint8 length, and every distinct key is *interned*:
-stored once in a ``KeyTable`` (``words (cap, 3) uint64``, ``lens (cap,) uint8``, an
-open-addressing index ``slots (2**k,) int32`` and ``meta[0]`` = number of keys) and known
-by its int32 row. Training lists are then flat ``int32`` arrays of key rows. A pair key is
-the concatenation of two keys (Q9: the left key alone when the result would reach 24
-bytes), interned like any key, so two pairs with equal bytes share one count as in the C++
-``unordered_map<WordIdKey, int64_t>``.
-
-Trade-off: this is the simple engine the C++ describes (recount every pair on every
-merge), kept as the reference the faster engine is tested against.
+Keys. A key is what the C++ calls a ``WordIdKey``: up to 24 bytes plus a length. Here it
+is packed into three little-endian uint64 words (byte j sits in word j // 8 at bit
+8 * (j % 8), bytes past the length are zero) with the length in the top byte of the third
+word: training keys stop at 23 bytes (Q9), so that byte is free, and a key is one 24-byte
+row that compares in three word compares. Every distinct key is *interned*: stored once in
+``words (cap, 3) uint64`` with an open-addressing index ``slots`` (int32, row + 1, 0 =
+empty) and ``meta[0]`` = number of keys, and known by its int32 row. Training lists are
+then int32 arrays of key rows. A pair key is the concatenation of two keys (Q9: the left key
+alone when the result would reach 24 bytes), interned like any key, so two pairs with equal
+bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 """
 
 import numba
@@ -37,38 +35,42 @@ _U64_0 = np.uint64(0)
 
 # --------------------------------------------------------------------------- key table
 
+_LEN_SHIFT = np.uint64(56)
+_LOW56 = np.uint64((1 << 56) - 1)
+
 
 @_njit
-def _key_hash(w0, w1, w2, length):
-    h = (w0 * _M1) ^ (w1 * _M2) ^ (w2 * _M3) ^ (np.uint64(length) * _M4)
+def key_len(words, k):
+    return np.int64(words[k, 2] >> _LEN_SHIFT)
+
+
+@_njit
+def _key_hash(w0, w1, w2):
+    h = (w0 * _M1) ^ (w1 * _M2) ^ (w2 * _M3)
     h ^= h >> _SH32
-    h *= _M1
+    h *= _M4
     h ^= h >> _SH29
     return h
 
 
 @_njit
-def _find(words, lens, slots, w0, w1, w2, length):
-    """(slot, row): the row holding the key, or -1 and the empty slot where it would go.
-
-    ``slots`` holds row + 1, so 0 means empty and the index can be allocated with
-    np.zeros (its pages cost no memory until touched).
-    """
-    mask = np.uint64(slots.shape[0] - 1)
-    i = np.int64(_key_hash(w0, w1, w2, length) & mask)
+def _find(words, slots, w0, w1, w2):
+    """(slot, row): the row holding the key, or -1 and the empty slot where it would go."""
+    mask = slots.shape[0] - 1
+    i = np.int64(_key_hash(w0, w1, w2) & np.uint64(mask))
     while True:
         row = np.int64(slots[i]) - 1
         if row < 0:
-            return i, -1
-        if lens[row] == length and words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2:
             return i, row
-        i = (i + 1) & (slots.shape[0] - 1)
+        if words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2:
+            return i, row
+        i = (i + 1) & mask
 
 
 @_njit
-def intern(words, lens, slots, meta, w0, w1, w2, length):
+def intern(words, slots, meta, w0, w1, w2):
     """Row of the key, added if new. The caller guarantees room (``KeyTable.reserve``)."""
-    slot, row = _find(words, lens, slots, w0, w1, w2, length)
+    slot, row = _find(words, slots, w0, w1, w2)
     if row >= 0:
         return row
     row = meta[0]
@@ -76,16 +78,15 @@ def intern(words, lens, slots, meta, w0, w1, w2, length):
     words[row, 0] = w0
     words[row, 1] = w1
     words[row, 2] = w2
-    lens[row] = length
     slots[slot] = row + 1
     return row
 
 
 @_njit
-def reindex(words, lens, nkeys, slots):
+def reindex(words, nkeys, slots):
     """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew)."""
     for row in range(nkeys):
-        slot, _ = _find(words, lens, slots, words[row, 0], words[row, 1], words[row, 2], lens[row])
+        slot, _ = _find(words, slots, words[row, 0], words[row, 1], words[row, 2])
         slots[slot] = row + 1
 
 
@@ -107,33 +108,32 @@ def _shift_left(w0, w1, w2, nbytes):
 
 
 @_njit
-def _pair_words(words, lens, a, b):
-    """(w0, w1, w2, length) of key a followed by key b; key a alone when that would reach
-    24 bytes (Q9: ``WordIdKey::Append`` refuses when ``len + k.len >= 24``)."""
-    la = np.int64(lens[a])
-    lb = np.int64(lens[b])
-    if la + lb >= KEY_BYTES:
-        return words[a, 0], words[a, 1], words[a, 2], la
-    s0, s1, s2 = _shift_left(words[b, 0], words[b, 1], words[b, 2], la)
-    return words[a, 0] | s0, words[a, 1] | s1, words[a, 2] | s2, la + lb
+def _pair_words(words, a, b):
+    """The words of key a followed by key b (both shorter than 24 bytes together)."""
+    la = key_len(words, a)
+    lb = key_len(words, b)
+    s0, s1, s2 = _shift_left(words[b, 0], words[b, 1], words[b, 2] & _LOW56, la)
+    top = np.uint64(la + lb) << _LEN_SHIFT
+    return words[a, 0] | s0, words[a, 1] | s1, (words[a, 2] & _LOW56) | s2 | top
 
 
 @_njit
-def pair_key(words, lens, slots, meta, a, b):
-    """Row of the pair key of (a, b), interned."""
-    if np.int64(lens[a]) + np.int64(lens[b]) >= KEY_BYTES:
-        return a
-    w0, w1, w2, length = _pair_words(words, lens, a, b)
-    return intern(words, lens, slots, meta, w0, w1, w2, length)
+def pair_key(words, slots, meta, a, b):
+    """Row of the pair key of (a, b), interned. Q9: ``WordIdKey::Append`` refuses when
+    ``len + k.len >= 24``, and the pair key is then key a itself."""
+    if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
+        return np.int64(a)
+    w0, w1, w2 = _pair_words(words, a, b)
+    return intern(words, slots, meta, w0, w1, w2)
 
 
 @_njit
-def _pair_key_lookup(words, lens, slots, a, b):
+def _pair_key_lookup(words, slots, a, b):
     """Row of the pair key of (a, b), or -1 if that key was never interned."""
-    if np.int64(lens[a]) + np.int64(lens[b]) >= KEY_BYTES:
-        return a
-    w0, w1, w2, length = _pair_words(words, lens, a, b)
-    _, row = _find(words, lens, slots, w0, w1, w2, length)
+    if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
+        return np.int64(a)
+    w0, w1, w2 = _pair_words(words, a, b)
+    _, row = _find(words, slots, w0, w1, w2)
     return row
 
 
@@ -182,7 +182,7 @@ def delimiter_len(buf, i, end):
 
 @_njit
 def _char_key(buf, start, end):
-    """(w0, length) of the char that starts at buf[start], for a segment ending at ``end``.
+    """(w0, w2, length) of the char that starts at buf[start], in a segment ending at ``end``.
 
     Q20.1: the C++ reads past the end of a segment whose last char is cut short. The byte
     right after a std::string is its NUL terminator; what lies further is undefined, and
@@ -193,11 +193,11 @@ def _char_key(buf, start, end):
     for t in range(length):
         if start + t < end:
             w0 |= np.uint64(buf[start + t]) << np.uint64(8 * t)
-    return w0, length
+    return w0, np.uint64(length) << _LEN_SHIFT, length
 
 
 @_njit
-def segment_lists(buf, words, lens, slots, meta, toks, ntoks, bounds, nlists):
+def segment_lists(buf, words, slots, meta, toks, ntoks, bounds, nlists):
     """Cut ``buf`` (training texts joined by LF) into training lists, appending to the arrays.
 
     buf : (n,) uint8. Each run between delimiters is cut into chars (Q2); a run of one char
@@ -216,8 +216,8 @@ def segment_lists(buf, words, lens, slots, meta, toks, ntoks, bounds, nlists):
         first = ntoks
         j = seg_start
         while j < i:
-            w0, length = _char_key(buf, j, i)
-            toks[ntoks] = intern(words, lens, slots, meta, w0, _U64_0, _U64_0, length)
+            w0, w2, length = _char_key(buf, j, i)
+            toks[ntoks] = intern(words, slots, meta, w0, _U64_0, w2)
             ntoks += 1
             j += length
         if ntoks - first >= 2:
@@ -234,7 +234,7 @@ def segment_lists(buf, words, lens, slots, meta, toks, ntoks, bounds, nlists):
 
 
 @_njit
-def count_pairs(toks, bounds, nlists, words, lens, slots, meta, counts, seen, epoch):
+def count_pairs(toks, bounds, nlists, words, slots, meta, counts, seen, epoch):
     """The counting loop of MergeMaxPairWord; returns (winner row or -1, its count).
 
     Q4: a pair seen once counts 0, seen n times n - 1 (``emplace(m, 0)`` then ``++``).
@@ -246,7 +246,7 @@ def count_pairs(toks, bounds, nlists, words, lens, slots, meta, counts, seen, ep
     best_count = 0
     for li in range(nlists):
         for i in range(bounds[li], bounds[li + 1] - 1):
-            p = pair_key(words, lens, slots, meta, toks[i], toks[i + 1])
+            p = pair_key(words, slots, meta, toks[i], toks[i + 1])
             if seen[p] != epoch:
                 seen[p] = epoch
                 counts[p] = 0
@@ -267,7 +267,7 @@ def _count_of(row, counts, seen, epoch):
 
 
 @_njit
-def apply_pass(toks, bounds, nlists, best, first_pass, words, lens, slots, counts, seen, epoch,
+def apply_pass(toks, bounds, nlists, best, first_pass, words, slots, counts, seen, epoch,
                single_counts, single_order, nsingles):
     """The second loop of MergeMaxPairWord, in place; returns (ntoks, nlists, nsingles).
 
@@ -290,11 +290,11 @@ def apply_pass(toks, bounds, nlists, best, first_pass, words, lens, slots, count
         r = start
         while r + 1 < end:
             cur = toks[r]
-            right = _pair_key_lookup(words, lens, slots, cur, toks[r + 1])
+            right = _pair_key_lookup(words, slots, cur, toks[r + 1])
             if first_pass:
                 left = 0
                 if w > out_start:
-                    left = _count_of(_pair_key_lookup(words, lens, slots, toks[w - 1], cur), counts, seen, epoch)
+                    left = _count_of(_pair_key_lookup(words, slots, toks[w - 1], cur), counts, seen, epoch)
                 if left == 0 and _count_of(right, counts, seen, epoch) == 0:
                     if single_counts[cur] < 0:
                         single_counts[cur] = 0
@@ -349,8 +349,7 @@ def _same_tokens(toks, a, b, length):
 
 
 @_njit
-def scan_types(buf, start, words, lens, slots, meta, key_limit, ttoks, tstart, tmult, tfirst, tlast, thash,
-               tslots, tmeta):
+def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tfirst, tlast, thash, tslots, tmeta):
     """Cut buf[start:] into lists (as ``segment_lists``) and add them to the type store.
 
     Stops before a segment that might not fit (keys beyond ``key_limit``, tokens or types
@@ -375,8 +374,8 @@ def scan_types(buf, start, words, lens, slots, meta, key_limit, ttoks, tstart, t
         k = nt
         j = seg_start
         while j < i:
-            w0, length = _char_key(buf, j, i)
-            ttoks[k] = intern(words, lens, slots, meta, w0, _U64_0, _U64_0, length)
+            w0, w2, length = _char_key(buf, j, i)
+            ttoks[k] = intern(words, slots, meta, w0, _U64_0, w2)
             k += 1
             j += length
         if k - nt >= 2:
@@ -421,10 +420,14 @@ def reindex_types(thash, ntypes, tslots):
 
 
 # --------------------------------------------------------------------------- first pass on types
+#
+# ``tpk[i]`` is the pair key of ttoks[i] and ttoks[i + 1] (-1: not known yet). Counting
+# fills it; the first pass keeps it up to date where a pair is unchanged, so the slots
+# are linked with few new lookups.
 
 
 @_njit
-def count_types(order, start, ttoks, tstart, tmult, words, lens, slots, meta, key_limit, occ, lastpos, pos):
+def count_types(order, start, ttoks, tpk, tstart, tmult, words, slots, meta, key_limit, occ, lastpos, pos):
     """Weighted pair counts: for the types order[start:], in last-occurrence order.
 
     occ[K] is the number of occurrences of pair key K in the corpus (the C++ count is
@@ -439,10 +442,12 @@ def count_types(order, start, ttoks, tstart, tmult, words, lens, slots, meta, ke
             return oi, pos
         m = tmult[t]
         for i in range(a, b - 1):
-            p = pair_key(words, lens, slots, meta, ttoks[i], ttoks[i + 1])
+            p = pair_key(words, slots, meta, ttoks[i], ttoks[i + 1])
+            tpk[i] = p
             occ[p] += m
             lastpos[p] = pos
             pos += 1
+        tpk[b - 1] = -1
     return order.shape[0], pos
 
 
@@ -466,14 +471,14 @@ def best_pair(occ, lastpos, nkeys):
 
 
 @_njit
-def first_pass_types(order, ttoks, tstart, tmult, tlen, best, words, lens, slots, occ, single_counts, single_order):
+def first_pass_types(order, ttoks, tpk, tstart, tmult, tlen, best, words, slots, occ, single_counts, single_order):
     """The first pass of MergeMaxPairWord (Q6) on every type, in first-occurrence order.
 
     The same walk as ``apply_pass`` with ``first_pass`` set, on weighted counts: a key is
     "count 0" when it occurs at most once in the whole corpus. Each type is rewritten in
-    place; tlen[t] is its new length (0 when one element or none is left). Deleting a key
-    in a type of multiplicity m counts m deletions; the first deletion of a key counts 0.
-    Returns the number of singles recorded in ``single_order``.
+    place (tokens and ``tpk``); tlen[t] is its new length (0 when one element or none is
+    left). Deleting a key in a type of multiplicity m counts m deletions; the first
+    deletion of a key counts 0. Returns the number of singles in ``single_order``.
     """
     nsingles = 0
     for oi in range(order.shape[0]):
@@ -482,13 +487,18 @@ def first_pass_types(order, ttoks, tstart, tmult, tlen, best, words, lens, slots
         m = tmult[t]
         w = start
         r = start
+        left = np.int64(-1)  # pair key of ttoks[w - 1] and ttoks[r], when known_left
+        known_left = False
         while r + 1 < end:
             cur = ttoks[r]
-            right = _pair_key_lookup(words, lens, slots, cur, ttoks[r + 1])
+            right = np.int64(tpk[r])  # an original neighbour pair, counted
             left_occ = 0
             if w > start:
-                left = _pair_key_lookup(words, lens, slots, ttoks[w - 1], cur)
-                left_occ = occ[left] if left >= 0 else 0
+                if not known_left:
+                    left = _pair_key_lookup(words, slots, ttoks[w - 1], cur)
+                    known_left = True
+                if left >= 0:
+                    left_occ = occ[left]
             if left_occ <= 1 and occ[right] <= 1:
                 if single_counts[cur] < 0:
                     single_counts[cur] = m - 1
@@ -497,19 +507,27 @@ def first_pass_types(order, ttoks, tstart, tmult, tlen, best, words, lens, slots
                 else:
                     single_counts[cur] += m
                 r += 1
+                known_left = False
                 continue
+            if w > start:
+                tpk[w - 1] = -1 if right == best else left
             if right == best:
                 ttoks[w] = best
                 w += 1
                 r += 2
+                known_left = False
                 continue
             ttoks[w] = cur
             w += 1
             r += 1
-        while r < end:
+            left = right
+            known_left = True
+        if r < end:
+            if w > start:
+                tpk[w - 1] = left if known_left else -1
             ttoks[w] = ttoks[r]
             w += 1
-            r += 1
+        tpk[w - 1] = -1
         tlen[t] = w - start if w - start >= 2 else 0
     return nsingles
 
@@ -517,23 +535,29 @@ def first_pass_types(order, ttoks, tstart, tmult, tlen, best, words, lens, slots
 # --------------------------------------------------------------------------- incremental merges
 #
 # Slots: the surviving types laid out one after the other in last-occurrence order, each
-# followed by a SENTINEL slot; tok[s] is a key row, DEAD once merged into its left
-# neighbour. So slot order is the C++ scan order of last occurrences, and the tie rule
-# "earliest last occurrence" becomes "smallest last slot". pk[s] is the pair key of the
-# slot and its right neighbour (-1 if none). Every pair key K keeps its occurrences in a
-# doubly linked list sorted by slot (onext/oprev, head[K]/tail[K]); occ[K] is the weighted
-# number of occurrences (each slot counts the multiplicity of its type: smult, found by
-# binary search in sstart). A lazy max-heap on (occ desc, tail asc) picks the winner.
+# followed by a SENTINEL slot. Row s of ``S (n, 4) int32`` holds, in one cache line:
+# TOK, the key row (DEAD once merged into its left neighbour); PK, the pair key of this
+# slot and its right neighbour (-1 if none); NXT/PRV, its neighbours in PK's occurrence
+# list. Slot order is the C++ scan order of last occurrences, so the tie rule "earliest
+# last occurrence" becomes "smallest last slot". Every pair key K keeps its occurrences in
+# a list sorted by slot, from ends[K, HEAD] to ends[K, TAIL]; occ[K] is its weighted number
+# of occurrences (a slot counts the multiplicity of its type: smult, found by binary
+# search in sstart). A lazy max-heap on (occ desc, tail asc) picks the winner.
 
+TOK, PK, NXT, PRV = 0, 1, 2, 3
+HEAD, TAIL = 0, 1
 DEAD = -1
 SENTINEL = -2
+DIRTY = 1  # flags bits
+IN_VOCAB = 2
+_NOT_DIRTY = np.uint8(0xFF ^ DIRTY)
 NEED_ROOM = -2  # run_merges: grow the key table or the heap, then call again
 NO_WINNER = -1  # run_merges: no pair occurs twice any more
 
 
 @_njit
-def build_slots(order, oi_start, s, ti, ttoks, tstart, tlen, tmult, words, lens, slots, meta, key_limit, tok, pk,
-                onext, oprev, sstart, smult, occ, head, tail):
+def build_slots(order, oi_start, s, ti, ttoks, tpk, tstart, tlen, tmult, words, slots, meta, key_limit, S, sstart,
+                smult, occ, ends):
     """Lay out the types order[oi_start:] from slot s (type ti) and link every pair.
 
     Returns (next index into order, next slot, next type); stops early, like
@@ -547,29 +571,32 @@ def build_slots(order, oi_start, s, ti, ttoks, tstart, tlen, tmult, words, lens,
         if meta[0] + length > key_limit:
             return oi, s, ti
         sstart[ti] = s
-        smult[ti] = tmult[t]
+        m = tmult[t]
+        smult[ti] = m
         ti += 1
         base = tstart[t]
         for i in range(length):
-            tok[s + i] = ttoks[base + i]
-            onext[s + i] = -1
-            oprev[s + i] = -1
+            S[s + i, TOK] = ttoks[base + i]
+            S[s + i, NXT] = -1
+            S[s + i, PRV] = -1
         for i in range(length - 1):
-            k = pair_key(words, lens, slots, meta, tok[s + i], tok[s + i + 1])
-            pk[s + i] = k
-            occ[k] += tmult[t]
-            last = tail[k]
+            k = np.int64(tpk[base + i])
+            if k < 0:
+                k = pair_key(words, slots, meta, S[s + i, TOK], S[s + i + 1, TOK])
+            S[s + i, PK] = k
+            occ[k] += m
+            last = ends[k, TAIL]
             if last < 0:
-                head[k] = s + i
+                ends[k, HEAD] = s + i
             else:
-                onext[last] = s + i
-                oprev[s + i] = last
-            tail[k] = s + i
-        pk[s + length - 1] = -1
-        tok[s + length] = SENTINEL
-        pk[s + length] = -1
-        onext[s + length] = -1
-        oprev[s + length] = -1
+                S[last, NXT] = s + i
+                S[s + i, PRV] = last
+            ends[k, TAIL] = s + i
+        S[s + length - 1, PK] = -1
+        S[s + length, TOK] = SENTINEL
+        S[s + length, PK] = -1
+        S[s + length, NXT] = -1
+        S[s + length, PRV] = -1
         s += length + 1
     sstart[ti] = s
     return order.shape[0], s, ti
@@ -615,12 +642,12 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
 
 
 @_njit
-def heap_rebuild(hocc, htail, hkey, hmeta, occ, tail, nkeys):
+def heap_rebuild(hocc, htail, hkey, hmeta, occ, ends, nkeys):
     """Drop every stale entry: one entry per key that occurs at least twice, heapified."""
     size = 0
     for k in range(nkeys):
         if occ[k] >= 2:
-            hocc[size], htail[size], hkey[size] = occ[k], tail[k], k
+            hocc[size], htail[size], hkey[size] = occ[k], ends[k, TAIL], k
             size += 1
     hmeta[0] = size
     for i in range(size // 2 - 1, -1, -1):
@@ -629,7 +656,7 @@ def heap_rebuild(hocc, htail, hkey, hmeta, occ, tail, nkeys):
 
 
 @_njit
-def _heap_pop_valid(hocc, htail, hkey, hmeta, occ, tail):
+def _heap_pop_valid(hocc, htail, hkey, hmeta, occ, ends):
     """Pop until an entry matches its key's current (occ, tail); -1 if none is left."""
     while hmeta[0] > 0:
         o, t, k = hocc[0], htail[0], hkey[0]
@@ -638,7 +665,7 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, occ, tail):
         if size > 0:
             hocc[0], htail[0], hkey[0] = hocc[size], htail[size], hkey[size]
             _heap_sift_down(hocc, htail, hkey, size, 0)
-        if occ[k] == o and tail[k] == t and o >= 2:
+        if occ[k] == o and ends[k, TAIL] == t and o >= 2:
             return k
     return -1
 
@@ -656,136 +683,137 @@ def _mult_of(sstart, smult, ntypes, s):
 
 
 @_njit
-def _next_alive(tok, s):
+def _next_alive(S, s):
     t = s + 1
-    while tok[t] == DEAD:
+    while S[t, TOK] == DEAD:
         t += 1
-    return -1 if tok[t] == SENTINEL else t
+    return -1 if S[t, TOK] == SENTINEL else t
 
 
 @_njit
-def _prev_alive(tok, s):
+def _prev_alive(S, s):
     t = s - 1
-    while t >= 0 and tok[t] == DEAD:
+    while t >= 0 and S[t, TOK] == DEAD:
         t -= 1
-    return -1 if t < 0 or tok[t] == SENTINEL else t
+    return -1 if t < 0 or S[t, TOK] == SENTINEL else t
 
 
 @_njit
-def _mark(k, dirty, dirty_list, nd):
-    if dirty[k] == 0:
-        dirty[k] = 1
+def _mark(k, flags, dirty_list, nd):
+    if flags[k] & DIRTY == 0:
+        flags[k] |= DIRTY
         dirty_list[nd] = k
         nd += 1
     return nd
 
 
 @_njit
-def _unlink(s, m, pk, onext, oprev, occ, head, tail):
-    k = pk[s]
-    p, q = oprev[s], onext[s]
+def _unlink(s, m, S, occ, ends):
+    """Take slot s out of its pair key's list; returns that key."""
+    k = S[s, PK]
+    p, q = S[s, PRV], S[s, NXT]
     if p >= 0:
-        onext[p] = q
+        S[p, NXT] = q
     else:
-        head[k] = q
+        ends[k, HEAD] = q
     if q >= 0:
-        oprev[q] = p
+        S[q, PRV] = p
     else:
-        tail[k] = p
-    onext[s] = -1
-    oprev[s] = -1
+        ends[k, TAIL] = p
+    S[s, NXT] = -1
+    S[s, PRV] = -1
+    S[s, PK] = -1
     occ[k] -= m
-    pk[s] = -1
     return k
 
 
 @_njit
-def _link(s, k, m, pk, onext, oprev, occ, head, tail):
+def _link(s, k, m, S, occ, ends):
     """Add slot s to key k's list at its place in slot order (nearly always the end)."""
-    pk[s] = k
+    S[s, PK] = k
     occ[k] += m
-    p = tail[k]
+    p = ends[k, TAIL]
     while p > s:
-        p = oprev[p]
-    q = head[k] if p < 0 else onext[p]
-    oprev[s] = p
-    onext[s] = q
+        p = S[p, PRV]
+    q = ends[k, HEAD] if p < 0 else S[p, NXT]
+    S[s, PRV] = p
+    S[s, NXT] = q
     if p >= 0:
-        onext[p] = s
+        S[p, NXT] = s
     else:
-        head[k] = s
+        ends[k, HEAD] = s
     if q >= 0:
-        oprev[q] = s
+        S[q, PRV] = s
     else:
-        tail[k] = s
+        ends[k, TAIL] = s
 
 
 @_njit
-def run_merges(max_steps, size, limit, in_vocab, winners, tok, pk, onext, oprev, sstart, smult, ntypes,
-               words, lens, slots, meta, key_limit, occ, head, tail, dirty, hocc, htail, hkey, hmeta):
+def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, key_limit, occ, ends,
+               flags, hocc, htail, hkey, hmeta):
     """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size).
 
     Each step is one non-first MergeMaxPairWord (Q8, Q9) followed by Train's bookkeeping
     (Q10): the winner is applied at every one of its occurrences, left to right, then added
-    to the vocabulary unless it is already there (``in_vocab``). ``winners[i]`` receives
-    the i-th winner. Status: ``limit`` reached (1), ``NO_WINNER``, ``NEED_ROOM`` (the next
+    to the vocabulary unless it is already there (IN_VOCAB). ``winners[i]`` receives the
+    i-th winner. Status: ``limit`` reached (1), ``NO_WINNER``, ``NEED_ROOM`` (the next
     step might overflow the key table or the heap), or 0 after ``max_steps``.
     """
     steps = 0
     while steps < max_steps:
-        w = _heap_pop_valid(hocc, htail, hkey, hmeta, occ, tail)
+        w = _heap_pop_valid(hocc, htail, hkey, hmeta, occ, ends)
         if w < 0:
             return NO_WINNER, steps, size
         nsites = 0
-        s = head[w]
+        s = ends[w, HEAD]
         while s >= 0:
             nsites += 1
-            s = onext[s]
+            s = S[s, NXT]
         if meta[0] + 2 * nsites > key_limit or hmeta[0] + 5 * nsites + 1 > hocc.shape[0]:
-            heap_push(hocc, htail, hkey, hmeta, occ[w], tail[w], w)
+            heap_push(hocc, htail, hkey, hmeta, occ[w], ends[w, TAIL], w)
             return NEED_ROOM, steps, size
         sites = np.empty(nsites, dtype=np.int64)
-        s = head[w]
+        s = ends[w, HEAD]
         for i in range(nsites):
             sites[i] = s
-            s = onext[s]
+            s = S[s, NXT]
         dirty_list = np.empty(5 * nsites + 1, dtype=np.int64)
-        nd = _mark(w, dirty, dirty_list, 0)
+        nd = _mark(w, flags, dirty_list, 0)
         for i in range(nsites):
             s = sites[i]
-            if pk[s] != w:
+            if S[s, PK] != w:
                 continue  # its left or right element was merged at an earlier site (Q8)
             m = _mult_of(sstart, smult, ntypes, s)
-            j = _next_alive(tok, s)
-            y = _next_alive(tok, j)
-            long_pair = np.int64(lens[tok[s]]) + np.int64(lens[tok[j]]) >= KEY_BYTES
-            x = -1 if long_pair else _prev_alive(tok, s)
+            j = _next_alive(S, s)
+            y = _next_alive(S, j)
+            long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
+            x = -1 if long_pair else _prev_alive(S, s)
             if x >= 0:
-                nd = _mark(_unlink(x, m, pk, onext, oprev, occ, head, tail), dirty, dirty_list, nd)
-            _unlink(s, m, pk, onext, oprev, occ, head, tail)
+                nd = _mark(_unlink(x, m, S, occ, ends), flags, dirty_list, nd)
+            _unlink(s, m, S, occ, ends)
             if y >= 0:
-                nd = _mark(_unlink(j, m, pk, onext, oprev, occ, head, tail), dirty, dirty_list, nd)
+                nd = _mark(_unlink(j, m, S, occ, ends), flags, dirty_list, nd)
             # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
             # and only its right neighbour disappears
-            tok[s] = w
-            tok[j] = DEAD
+            S[s, TOK] = w
+            S[j, TOK] = DEAD
             if x >= 0:
-                k = pair_key(words, lens, slots, meta, tok[x], w)
-                _link(x, k, m, pk, onext, oprev, occ, head, tail)
-                nd = _mark(k, dirty, dirty_list, nd)
+                k = pair_key(words, slots, meta, S[x, TOK], w)
+                _link(x, k, m, S, occ, ends)
+                nd = _mark(k, flags, dirty_list, nd)
             if y >= 0:
-                k = pair_key(words, lens, slots, meta, w, tok[y])
-                _link(s, k, m, pk, onext, oprev, occ, head, tail)
-                nd = _mark(k, dirty, dirty_list, nd)
+                k = pair_key(words, slots, meta, w, S[y, TOK])
+                _link(s, k, m, S, occ, ends)
+                nd = _mark(k, flags, dirty_list, nd)
         for i in range(nd):
             k = dirty_list[i]
-            dirty[k] = 0
+            flags[k] &= _NOT_DIRTY
             if occ[k] >= 2:
-                heap_push(hocc, htail, hkey, hmeta, occ[k], tail[k], k)
+                heap_push(hocc, htail, hkey, hmeta, occ[k], ends[k, TAIL], k)
         winners[steps] = w
         steps += 1
-        if in_vocab[w] == 0:
-            in_vocab[w] = 1
+        if flags[w] & IN_VOCAB == 0:
+            flags[w] |= IN_VOCAB
             size += 1
             if size >= limit:
                 return 1, steps, size

@@ -9,8 +9,8 @@ winner (Q5). Kernels never allocate what they might outgrow: they stop and repor
 arrays here grow (doubling) before they are called again. Arrays that start empty are
 ``np.zeros``, whose pages cost no memory until used.
 
-Trade-off: exact C++ results with memory proportional to the *distinct* lists; a slot
-costs 16 bytes and a pair key about 60 (docs/training.md has the measured figures).
+Trade-off: exact C++ results with memory proportional to the *distinct* lists: a slot
+costs 16 bytes, a key about 50 (docs/training.md has the measured figures).
 """
 
 from __future__ import annotations
@@ -40,26 +40,24 @@ class KeyTable:
 
     def __init__(self, capacity: int = 1 << 14) -> None:
         self.words = np.zeros((capacity, 3), dtype=np.uint64)
-        self.lens = np.zeros(capacity, dtype=np.uint8)
         self.slots = np.zeros(2 * capacity, dtype=np.int32)
         self.meta = np.zeros(1, dtype=np.int64)
-        self._extra: dict[str, np.ndarray] = {}
-        self._fill: dict[str, int] = {}
+        self._extra: dict[str, tuple[np.ndarray, int]] = {}
 
     @property
     def capacity(self) -> int:
-        return self.lens.shape[0]
+        return self.words.shape[0]
 
     @property
     def nkeys(self) -> int:
         return int(self.meta[0])
 
-    def per_key(self, name: str, dtype: type, fill: int = 0) -> np.ndarray:
-        """A per-key array that keeps its size equal to the table's capacity."""
+    def per_key(self, name: str, dtype: type, fill: int = 0, width: int = 0) -> np.ndarray:
+        """A per-key array (``(capacity,)`` or ``(capacity, width)``) that grows with the table."""
         if name not in self._extra:
-            self._extra[name] = np.full(self.capacity, fill, dtype=dtype) if fill else np.zeros(self.capacity, dtype)
-            self._fill[name] = fill
-        return self._extra[name]
+            shape = (self.capacity, width) if width else (self.capacity,)
+            self._extra[name] = (np.full(shape, fill, dtype=dtype) if fill else np.zeros(shape, dtype), fill)
+        return self._extra[name][0]
 
     def drop(self, name: str) -> None:
         self._extra.pop(name, None)
@@ -71,29 +69,32 @@ class KeyTable:
             return
         cap = max(need, 2 * self.capacity)
         self.words = _zeros_like_grown(self.words, cap)
-        self.lens = _zeros_like_grown(self.lens, cap)
         self.slots = np.zeros(_pow2_at_least(2 * cap), dtype=np.int32)
-        K.reindex(self.words, self.lens, self.nkeys, self.slots)
-        for name, array in self._extra.items():
-            grown = np.full(cap, self._fill[name], dtype=array.dtype) if self._fill[name] else np.zeros(cap, array.dtype)
+        K.reindex(self.words, self.nkeys, self.slots)
+        for name, (array, fill) in self._extra.items():
+            grown = np.full((cap,) + array.shape[1:], fill, dtype=array.dtype) if fill else \
+                np.zeros((cap,) + array.shape[1:], array.dtype)
             grown[: array.shape[0]] = array
-            self._extra[name] = grown
-
-    def key(self, row: int) -> bytes:
-        raw = self.words[row].astype("<u8").tobytes()
-        return raw[: int(self.lens[row])]
+            self._extra[name] = (grown, fill)
 
     def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(n, 24) uint8`` bytes and ``(n,) uint8`` lengths of these keys."""
-        raw = self.words[rows].astype("<u8").view(np.uint8).reshape(-1, KEY_BYTES)
-        return raw, self.lens[rows]
+        """``(n, 24) uint8`` zero-padded bytes and ``(n,) uint8`` lengths of these keys."""
+        words = self.words[rows]
+        lens = (words[:, 2] >> np.uint64(56)).astype(np.uint8)
+        words[:, 2] &= np.uint64((1 << 56) - 1)
+        return words.astype("<u8").view(np.uint8).reshape(-1, KEY_BYTES), lens
+
+    def key(self, row: int) -> bytes:
+        raw, lens = self.rows(np.array([row]))
+        return raw[0, : lens[0]].tobytes()
 
     def find(self, key: bytes) -> int:
         """Row of a key, or -1."""
-        if not 0 < len(key) < KEY_BYTES + 1:
+        if not 0 < len(key) < KEY_BYTES:
             return -1
         w = np.frombuffer(key.ljust(KEY_BYTES, b"\0"), dtype="<u8").astype(np.uint64)
-        _, row = K._find(self.words, self.lens, self.slots, w[0], w[1], w[2], len(key))
+        w[2] |= np.uint64(len(key)) << np.uint64(56)
+        _, row = K._find(self.words, self.slots, w[0], w[1], w[2])
         return int(row)
 
 
@@ -139,7 +140,7 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
         buf = np.frombuffer(block, dtype=np.uint8)
         pos = 0
         while True:
-            pos, need = K.scan_types(buf, pos, keys.words, keys.lens, keys.slots, keys.meta, keys.capacity,
+            pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.capacity,
                                      types.ttoks, types.tstart, types.tmult, types.tfirst, types.tlast, types.thash,
                                      types.tslots, types.tmeta)
             if pos >= buf.shape[0]:
@@ -161,30 +162,30 @@ class FirstPass:
         n = types.ntypes
         self.order_last = np.argsort(types.tlast[:n], kind="stable")
         self.order_first = np.argsort(types.tfirst[:n], kind="stable")
+        self.tpk = np.empty(int(types.tmeta[1]), dtype=np.int32)  # pair key of each position
+        self.tlen = np.zeros(n, dtype=np.int64)
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
         """(winner row or -1, single rows in first-deletion order, their counts)."""
         types, keys = self.types, self.keys
-        occ = keys.per_key("occ", np.int64)
-        lastpos = keys.per_key("lastpos", np.int64)
         start, pos = 0, 0
         n = self.order_last.shape[0]
         while start < n:
-            start, pos = K.count_types(self.order_last, start, types.ttoks, types.tstart, types.tmult, keys.words,
-                                       keys.lens, keys.slots, keys.meta, keys.capacity, occ, lastpos, pos)
+            occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
+            start, pos = K.count_types(self.order_last, start, types.ttoks, self.tpk, types.tstart, types.tmult,
+                                       keys.words, keys.slots, keys.meta, keys.capacity, occ, lastpos, pos)
             if start < n:
                 t = self.order_last[start]
                 keys.reserve(int(types.tstart[t + 1] - types.tstart[t]) + (1 << 16))
-                occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
             if progress:
                 progress("count", start, n)
+        occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
         best = int(K.best_pair(occ, lastpos, keys.nkeys))
         keys.drop("lastpos")
         single_counts = np.full(keys.nkeys, -1, dtype=np.int64)
         single_order = np.empty(int(types.tmeta[1]), dtype=np.int32)
-        self.tlen = np.zeros(types.ntypes, dtype=np.int64)
-        nsingles = K.first_pass_types(self.order_first, types.ttoks, types.tstart, types.tmult, self.tlen, best,
-                                      keys.words, keys.lens, keys.slots, occ, single_counts, single_order)
+        nsingles = K.first_pass_types(self.order_first, types.ttoks, self.tpk, types.tstart, types.tmult, self.tlen,
+                                      best, keys.words, keys.slots, occ, single_counts, single_order)
         keys.drop("occ")
         rows = single_order[:nsingles].astype(np.int64)
         return best, rows, single_counts[rows]
@@ -197,34 +198,38 @@ class Merger:
 
     def __init__(self, first: FirstPass) -> None:
         types, keys = first.types, first.keys
-        tlen = first.tlen
-        order = first.order_last
+        tlen, order = first.tlen, first.order_last
         alive = tlen[order] >= 2
         nslots = int(tlen[order][alive].sum() + alive.sum())
         self.keys = keys
-        self.tok = np.empty(nslots + 1, dtype=np.int32)
-        self.pk = np.empty(nslots + 1, dtype=np.int32)
-        self.onext = np.empty(nslots + 1, dtype=np.int32)
-        self.oprev = np.empty(nslots + 1, dtype=np.int32)
+        self.S = np.empty((nslots + 1, 4), dtype=np.int32)  # TOK, PK, NXT, PRV
         self.ntypes = int(alive.sum())
         self.sstart = np.empty(self.ntypes + 1, dtype=np.int64)
         self.smult = np.empty(self.ntypes, dtype=np.int64)
         oi, s, ti = 0, 0, 0
         while oi < order.shape[0]:
-            g = keys.per_key
-            oi, s, ti = K.build_slots(order, oi, s, ti, types.ttoks, types.tstart, tlen, types.tmult, keys.words,
-                                      keys.lens, keys.slots, keys.meta, keys.capacity, self.tok, self.pk, self.onext,
-                                      self.oprev, self.sstart, self.smult, g("occ", np.int64),
-                                      g("head", np.int32, -1), g("tail", np.int32, -1))
+            oi, s, ti = K.build_slots(order, oi, s, ti, types.ttoks, first.tpk, types.tstart, tlen, types.tmult,
+                                      keys.words, keys.slots, keys.meta, keys.capacity, self.S, self.sstart,
+                                      self.smult, self._occ, self._ends)
             if oi < order.shape[0]:
                 keys.reserve(int(tlen[order[oi]]) + (1 << 16))
-        self.tok[nslots] = K.SENTINEL
-        occ, tail = keys.per_key("occ", np.int64), keys.per_key("tail", np.int32, -1)
-        keys.per_key("dirty", np.uint8)
-        keys.per_key("in_vocab", np.uint8)
-        candidates = int((occ[: keys.nkeys] >= 2).sum())
+        self.S[nslots] = (K.SENTINEL, -1, -1, -1)
+        candidates = int((self._occ[: keys.nkeys] >= 2).sum())
         self._heap_arrays(2 * candidates + 1024)
-        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, occ, tail, keys.nkeys)
+        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._occ, self._ends, keys.nkeys)
+
+    # per-key state, re-fetched after every growth of the key table
+    @property
+    def _occ(self) -> np.ndarray:
+        return self.keys.per_key("occ", np.int64)
+
+    @property
+    def _ends(self) -> np.ndarray:
+        return self.keys.per_key("ends", np.int32, -1, width=2)
+
+    @property
+    def _flags(self) -> np.ndarray:
+        return self.keys.per_key("flags", np.uint8)
 
     def _heap_arrays(self, capacity: int) -> None:
         self.hocc = np.empty(capacity, dtype=np.int64)
@@ -235,7 +240,7 @@ class Merger:
     def mark_in_vocab(self, key: bytes) -> None:
         row = self.keys.find(key)
         if row >= 0:
-            self.keys.per_key("in_vocab", np.uint8)[row] = 1
+            self._flags[row] |= K.IN_VOCAB
 
     def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[int]:
         """Winner rows, one per merge, until the vocabulary reaches ``limit`` or no pair
@@ -245,12 +250,10 @@ class Merger:
         done = 0
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         while size < limit:
-            g = keys.per_key
             status, steps, size = K.run_merges(
-                self.STEPS_PER_CALL, size, limit, g("in_vocab", np.uint8), winners, self.tok, self.pk, self.onext,
-                self.oprev, self.sstart, self.smult, self.ntypes, keys.words, keys.lens, keys.slots, keys.meta,
-                keys.capacity, g("occ", np.int64), g("head", np.int32, -1), g("tail", np.int32, -1),
-                g("dirty", np.uint8), self.hocc, self.htail, self.hkey, self.hmeta)
+                self.STEPS_PER_CALL, size, limit, winners, self.S, self.sstart, self.smult, self.ntypes, keys.words,
+                keys.slots, keys.meta, keys.capacity, self._occ, self._ends, self._flags, self.hocc, self.htail,
+                self.hkey, self.hmeta)
             yield from winners[:steps].tolist()
             done += steps
             if progress:
@@ -263,9 +266,8 @@ class Merger:
     def _make_room(self) -> None:
         keys = self.keys
         keys.reserve(keys.capacity)  # doubles
-        occ, tail = keys.per_key("occ", np.int64), keys.per_key("tail", np.int32, -1)
-        live = int((occ[: keys.nkeys] >= 2).sum())
+        live = int((self._occ[: keys.nkeys] >= 2).sum())
         # the heap has room for one entry per candidate and as many new ones again
         if 2 * live + 1024 > self.hocc.shape[0] // 2:
             self._heap_arrays(max(2 * self.hocc.shape[0], 4 * live + 1024))
-        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, occ, tail, keys.nkeys)
+        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._occ, self._ends, keys.nkeys)

@@ -44,7 +44,7 @@ class TrainingLists:
         if self.nlists + n // 2 + 2 > self.bounds.shape[0]:
             self.bounds = _grown(self.bounds, max(self.nlists + n // 2 + 2, 2 * self.bounds.shape[0]))
         k = self.keys
-        self.ntoks, self.nlists = K.segment_lists(buf, k.words, k.lens, k.slots, k.meta, self.toks, self.ntoks,
+        self.ntoks, self.nlists = K.segment_lists(buf, k.words, k.slots, k.meta, self.toks, self.ntoks,
                                                   self.bounds, self.nlists)
 
     def key(self, row: int) -> bytes:
@@ -78,10 +78,10 @@ def merge_steps(lists: TrainingLists) -> Iterator[tuple[int, list[bytes]]]:
         counts, seen = keys.per_key("counts", np.int64), keys.per_key("seen", np.int32)
         single_counts = np.full(keys.capacity if first_pass else 0, -1, dtype=np.int64)
         single_order = np.empty(lists.ntoks if first_pass else 0, dtype=np.int32)
-        best, _ = K.count_pairs(lists.toks, lists.bounds, lists.nlists, keys.words, keys.lens, keys.slots, keys.meta,
+        best, _ = K.count_pairs(lists.toks, lists.bounds, lists.nlists, keys.words, keys.slots, keys.meta,
                                 counts, seen, epoch)
         lists.ntoks, lists.nlists, nsingles = K.apply_pass(
-            lists.toks, lists.bounds, lists.nlists, best, first_pass, keys.words, keys.lens, keys.slots,
+            lists.toks, lists.bounds, lists.nlists, best, first_pass, keys.words, keys.slots,
             counts, seen, epoch, single_counts, single_order, 0,
         )
         singles: list[bytes] = []

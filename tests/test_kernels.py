@@ -46,10 +46,13 @@ def test_pair_key_refuses_24_bytes():
     lists = collect_lists(["一二三四五六七八".encode()])
     a, b = (int(r) for r in lists.toks[:2])
     k = lists.keys
-    seven = K.intern(k.words, k.lens, k.slots, k.meta,
-                     *np.frombuffer("一二三四五六七".encode().ljust(24, b"\0"), dtype="<u8").tolist(), 21)
-    assert K.pair_key(k.words, k.lens, k.slots, k.meta, seven, b) == seven  # Q9
-    assert lists.key(K.pair_key(k.words, k.lens, k.slots, k.meta, a, b)) == "一二".encode()
+    seven = "一二三四五六七".encode()
+    w = np.frombuffer(seven.ljust(24, b"\0"), dtype="<u8").astype(np.uint64)
+    w[2] |= np.uint64(len(seven)) << np.uint64(56)  # the length rides in the top byte
+    row = K.intern(k.words, k.slots, k.meta, w[0], w[1], w[2])
+    assert lists.key(row) == seven and k.find(seven) == row
+    assert K.pair_key(k.words, k.slots, k.meta, row, b) == row  # Q9: 21 + 3 bytes >= 24
+    assert lists.key(K.pair_key(k.words, k.slots, k.meta, a, b)) == "一二".encode()
 
 
 def test_tie_goes_to_first_to_reach_the_maximum():

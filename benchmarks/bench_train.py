@@ -1,0 +1,128 @@
+"""Training benchmark: bbpe against HF tokenizers, sentencepiece, YouTokenToMe, rustbpe and
+the C++ reference, each in its own process, in one run, on the same machine.
+
+    python benchmarks/bench_train.py                 # all configurations, README table
+    python benchmarks/bench_train.py --quick         # zh-large at 8000 only
+
+Corpora come from ../shared/corpora/build.sh (built into $BBPE_CORPORA, default
+/tmp/bbpe-corpora, when missing). Wall time is the best of --repeat runs; peak RSS is that
+run's own (os.wait4). bbpe runs as `bbpe train ... -q`, which also writes the reference's
+.bin with the stored encodings of every line; numba's cache is warm (a cold run is timed
+separately). Prints the ratios bbpe/other and writes the table into benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import HERE, SHARED, Run, best_of, corpus, machine, measure, replace_section, versions
+
+CONFIGS = [("zh-large", 8000), ("zh-large", 32000), ("en-large", 32000), ("mixed", 8000)]
+ANCHORS = ["sentencepiece", "youtokentome", "tokenizers", "rustbpe"]
+REFERENCE_TIMEOUT = 600
+
+
+def bbpe_cmd(path: Path, vocab: int, out: Path) -> list[str]:
+    return [sys.executable, "-m", "bbpe", "train", str(path), "--vocab-size", str(vocab), "-o", str(out), "-q"]
+
+
+def build_reference(tmp: Path) -> Path | None:
+    src = SHARED / "reference" / "xbbpe"
+    if not (src / "XBBPE.cpp").exists() or shutil.which("make") is None:
+        return None
+    dst = tmp / "xbbpe"
+    shutil.copytree(src, dst)
+    for p in dst.rglob("*"):
+        p.chmod(p.stat().st_mode | 0o200)
+    subprocess.run(["make", "-C", str(dst), "xbbpe"], check=True, capture_output=True)
+    return dst / "xbbpe"
+
+
+def fmt(run: Run) -> tuple[str, str]:
+    if not run.ok:
+        return "–", "–"
+    return f"{run.wall:.2f}", f"{run.rss_mb:.0f}"
+
+
+def ratio(a: Run, b: Run) -> tuple[str, str]:
+    if not (a.ok and b.ok):
+        return "–", "–"
+    return f"{a.wall / b.wall:.2f}", f"{a.rss_mb / b.rss_mb:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="zh-large at 8000 only")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    args = ap.parse_args()
+    configs = CONFIGS[:1] if args.quick else CONFIGS
+    lines = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        reference = build_reference(tmp)
+        warm = bbpe_cmd(corpus("zh-small"), 800, tmp / "warm.bin")
+        cold = measure(warm, env={**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp / "numba-cold")})
+        measure(warm)  # make sure the installed cache is warm
+        rows = []
+        for name, vocab in configs:
+            path = corpus(name)
+            ours = best_of(bbpe_cmd(path, vocab, tmp / "bbpe.bin"), args.repeat)
+            results = {"bbpe": ours}
+            for tool in ANCHORS:
+                results[tool] = best_of([sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab),
+                                         str(tmp)], args.repeat)
+            if reference:
+                results["C++ reference"] = measure([str(reference), "train", str(path), str(vocab),
+                                                    str(tmp / "ref.bin")], timeout=REFERENCE_TIMEOUT)
+                if results["C++ reference"].ok and (tmp / "ref.bin").read_bytes() != (tmp / "bbpe.bin").read_bytes():
+                    results["C++ reference"].note = "DIFFERENT .bin"
+            for tool, run in results.items():
+                w, r = fmt(run)
+                tw, tr = ratio(ours, run) if tool != "bbpe" else ("1.00", "1.00")
+                note = run.note if not run.ok or run.note else ""
+                rows.append(f"| {name} | {vocab} | {tool} | {w} | {r} | {tw} | {tr} | {note} |")
+                print(f"{name:9s} {vocab:6d} {tool:14s} {w:>8s} s {r:>6s} MB   bbpe/this: time {tw:>6s} rss {tr:>6s} {note}",
+                      flush=True)
+        # scaling: half of zh-large against all of it, and one 1,000,000-char line
+        full = corpus("zh-large")
+        data = full.read_bytes()
+        half = tmp / "zh-half.txt"
+        half.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+        t_half = best_of(bbpe_cmd(half, 32000, tmp / "h.bin"), args.repeat)
+        t_full = best_of(bbpe_cmd(full, 32000, tmp / "f.bin"), args.repeat)
+        longline = tmp / "longline.txt"
+        longline.write_text("天地" * 500_000 + "\n")
+        t_long = best_of(bbpe_cmd(longline, 0, tmp / "l.bin"), args.repeat)
+
+    stamp = time.strftime("%Y-%m-%d")
+    lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
+    lines.append(f"Machine: {machine()}.  ")
+    lines.append(f"Versions: {versions(['bbpe', 'numba', 'numpy', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n")
+    lines.append("Wall seconds (best of %d) and peak RSS of each trainer's own process, same run. The last two "
+                 "columns are bbpe divided by that tool (below 1: bbpe is faster / leaner). bbpe's time includes "
+                 "writing the reference's `.bin` with the stored encoding of every line.\n" % args.repeat)
+    lines.append("| corpus | vocab | tool | wall s | peak RSS MB | bbpe/tool time | bbpe/tool RSS | note |")
+    lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    lines += rows
+    lines.append("")
+    lines.append(f"* Cold start (numba compiles and caches its kernels; zh-small at 800): {cold.wall:.1f} s; "
+                 "later runs load the cache.")
+    lines.append(f"* Doubling the corpus: zh-large first half {t_half.wall:.2f} s, all of it {t_full.wall:.2f} s "
+                 f"(x{t_full.wall / t_half.wall:.2f}) at vocab 32000.")
+    lines.append(f"* One 1,000,000-char line (`天地` x 500,000), no vocab limit: {t_long.wall:.2f} s, "
+                 f"{t_long.rss_mb:.0f} MB (the C++ reference: 331 s, QUIRKS Q20.5).")
+    table = "\n".join(lines)
+    print("\n" + table)
+    if not args.no_readme:
+        replace_section(HERE / "README.md", "bench_train", table)
+
+
+if __name__ == "__main__":
+    main()
