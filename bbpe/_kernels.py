@@ -419,36 +419,63 @@ def reindex_types(thash, ntypes, tslots):
         tslots[slot] = t + 1
 
 
-# --------------------------------------------------------------------------- first pass on types
+# --------------------------------------------------------------------------- slots
 #
-# ``tpk[i]`` is the pair key of ttoks[i] and ttoks[i + 1] (-1: not known yet). Counting
-# fills it; the first pass keeps it up to date where a pair is unchanged, so the slots
-# are linked with few new lookups.
+# After the scan the types are laid out one after the other in last-occurrence order, each
+# followed by a SENTINEL slot; the type store is then dropped and every later stage works
+# in place on these slots. Row s of ``S (n, 4) int32`` holds, in one cache line: TOK, the
+# key row (DEAD once merged into its left neighbour, or deleted by the first pass); PK,
+# the pair key of this slot and its right neighbour (-1 if none or not known yet);
+# NXT/PRV, its neighbours in PK's occurrence list. Slot order is the C++ scan order of
+# last occurrences, so "the earliest last occurrence" (Q5) is "the smallest last slot".
+
+TOK, PK, NXT, PRV = 0, 1, 2, 3
+DEAD = -1
+SENTINEL = -2
 
 
 @_njit
-def count_types(order, start, ttoks, tpk, tstart, tmult, words, slots, meta, key_limit, occ, lastpos, pos):
-    """Weighted pair counts: for the types order[start:], in last-occurrence order.
+def layout_types(order, ttoks, tstart, base, S):
+    """Copy the types, in ``order``, into slots starting at base[t]; every field else -1."""
+    for oi in range(order.shape[0]):
+        t = order[oi]
+        s = base[t]
+        for i in range(tstart[t], tstart[t + 1]):
+            S[s, TOK] = ttoks[i]
+            S[s, PK] = -1
+            S[s, NXT] = -1
+            S[s, PRV] = -1
+            s += 1
+        S[s, TOK] = SENTINEL
+        S[s, PK] = -1
+        S[s, NXT] = -1
+        S[s, PRV] = -1
 
-    occ[K] is the number of occurrences of pair key K in the corpus (the C++ count is
-    occ - 1, Q4) and lastpos[K] a position that grows along the C++ scan order of last
-    occurrences. Returns (next index into order, next position); stops early, like
-    ``scan_types``, when the key table might overflow ``key_limit``.
+
+# --------------------------------------------------------------------------- the first pass
+
+
+@_njit
+def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, occ, lastpos):
+    """Weighted pair counts for the types order[start:] (last-occurrence order, so slot
+    order): occ[K] is the number of occurrences of pair key K in the corpus (the C++ count
+    is occ - 1, Q4), lastpos[K] its last slot, S[s, PK] the key of each pair.
+
+    Returns the next index into order; stops early when the key table might overflow
+    ``key_limit`` (the caller grows it and calls again).
     """
     for oi in range(start, order.shape[0]):
         t = order[oi]
-        a, b = tstart[t], tstart[t + 1]
-        if meta[0] + (b - a) > key_limit:
-            return oi, pos
+        a, n = base[t], tlen[t]
+        if meta[0] + n > key_limit:
+            return oi
         m = tmult[t]
-        for i in range(a, b - 1):
-            p = pair_key(words, slots, meta, ttoks[i], ttoks[i + 1])
-            tpk[i] = p
+        for i in range(a, a + n - 1):
+            p = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
+            S[i, PK] = p
             occ[p] += m
-            lastpos[p] = pos
-            pos += 1
-        tpk[b - 1] = -1
-    return order.shape[0], pos
+            lastpos[p] = i
+    return order.shape[0]
 
 
 @_njit
@@ -471,31 +498,33 @@ def best_pair(occ, lastpos, nkeys):
 
 
 @_njit
-def first_pass_types(order, ttoks, tpk, tstart, tmult, tlen, best, words, slots, occ, single_counts, single_order):
+def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_counts, single_order):
     """The first pass of MergeMaxPairWord (Q6) on every type, in first-occurrence order.
 
     The same walk as ``apply_pass`` with ``first_pass`` set, on weighted counts: a key is
     "count 0" when it occurs at most once in the whole corpus. Each type is rewritten in
-    place (tokens and ``tpk``); tlen[t] is its new length (0 when one element or none is
-    left). Deleting a key in a type of multiplicity m counts m deletions; the first
+    place, tokens and pair keys (-1 where a pair is new), and followed by a SENTINEL and
+    DEAD slots; tlen[t] becomes its new length (0, and all DEAD, when one element or none
+    is left). Deleting a key in a type of multiplicity m counts m deletions; the first
     deletion of a key counts 0. Returns the number of singles in ``single_order``.
     """
     nsingles = 0
     for oi in range(order.shape[0]):
         t = order[oi]
-        start, end = tstart[t], tstart[t + 1]
+        start = base[t]
+        end = start + tlen[t]
         m = tmult[t]
         w = start
         r = start
-        left = np.int64(-1)  # pair key of ttoks[w - 1] and ttoks[r], when known_left
+        left = np.int64(-1)  # pair key of S[w - 1] and S[r], when known_left
         known_left = False
         while r + 1 < end:
-            cur = ttoks[r]
-            right = np.int64(tpk[r])  # an original neighbour pair, counted
+            cur = S[r, TOK]
+            right = np.int64(S[r, PK])  # an original neighbour pair, counted
             left_occ = 0
             if w > start:
                 if not known_left:
-                    left = _pair_key_lookup(words, slots, ttoks[w - 1], cur)
+                    left = _pair_key_lookup(words, slots, S[w - 1, TOK], cur)
                     known_left = True
                 if left >= 0:
                     left_occ = occ[left]
@@ -510,96 +539,90 @@ def first_pass_types(order, ttoks, tpk, tstart, tmult, tlen, best, words, slots,
                 known_left = False
                 continue
             if w > start:
-                tpk[w - 1] = -1 if right == best else left
+                S[w - 1, PK] = -1 if right == best else left
             if right == best:
-                ttoks[w] = best
+                S[w, TOK] = best
                 w += 1
                 r += 2
                 known_left = False
                 continue
-            ttoks[w] = cur
+            S[w, TOK] = cur
             w += 1
             r += 1
             left = right
             known_left = True
         if r < end:
             if w > start:
-                tpk[w - 1] = left if known_left else -1
-            ttoks[w] = ttoks[r]
+                S[w - 1, PK] = left if known_left else -1
+            S[w, TOK] = S[r, TOK]
             w += 1
-        tpk[w - 1] = -1
-        tlen[t] = w - start if w - start >= 2 else 0
+        n = w - start
+        if n < 2:
+            n = 0
+            w = start
+        else:
+            S[w - 1, PK] = -1
+            S[w, TOK] = SENTINEL
+            S[w, PK] = -1
+            w += 1
+        for i in range(w, end + 1):  # what the walk freed, and the old sentinel
+            S[i, TOK] = DEAD if i < end or n == 0 else SENTINEL
+            S[i, PK] = -1
+        tlen[t] = n
     return nsingles
 
 
 # --------------------------------------------------------------------------- incremental merges
 #
-# Slots: the surviving types laid out one after the other in last-occurrence order, each
-# followed by a SENTINEL slot. Row s of ``S (n, 4) int32`` holds, in one cache line:
-# TOK, the key row (DEAD once merged into its left neighbour); PK, the pair key of this
-# slot and its right neighbour (-1 if none); NXT/PRV, its neighbours in PK's occurrence
-# list. Slot order is the C++ scan order of last occurrences, so the tie rule "earliest
-# last occurrence" becomes "smallest last slot". Every pair key K keeps its occurrences in
-# a list sorted by slot, from ends[K, HEAD] to ends[K, TAIL]; occ[K] is its weighted number
-# of occurrences (a slot counts the multiplicity of its type: smult, found by binary
-# search in sstart). A lazy max-heap on (occ desc, tail asc) picks the winner.
+# Every pair key K keeps its occurrences in a list sorted by slot, from kst[K, HEAD] to
+# kst[K, TAIL]; kst[K, OCC] is its weighted number of occurrences (a slot counts the
+# multiplicity of its type: smult, found from sstart), and kst[K, FLAGS] its flags: one
+# 16-byte row per key, so a site touches one cache line per key. A lazy max-heap on
+# (occ desc, tail asc) picks the winner.
 
-TOK, PK, NXT, PRV = 0, 1, 2, 3
-HEAD, TAIL = 0, 1
-DEAD = -1
-SENTINEL = -2
-DIRTY = 1  # flags bits
-IN_VOCAB = 2
+OCC, HEAD, TAIL, FLAGS = 0, 1, 2, 3  # columns of the per-key state ``kst``
+DIRTY = 1  # FLAGS bits
+IN_VOCAB = 2  # in the vocabulary: its row must keep its bytes
+TOKEN = 4  # a token (a char or a winner): slots refer to it
 _NOT_DIRTY = np.uint8(0xFF ^ DIRTY)
+_KEEP = IN_VOCAB | TOKEN
 NEED_ROOM = -2  # run_merges: grow the key table or the heap, then call again
 NO_WINNER = -1  # run_merges: no pair occurs twice any more
 
 
 @_njit
-def build_slots(order, oi_start, s, ti, ttoks, tpk, tstart, tlen, tmult, words, slots, meta, key_limit, S, sstart,
-                smult, occ, ends):
-    """Lay out the types order[oi_start:] from slot s (type ti) and link every pair.
+def link_slots(order, start, ti, base, tlen, tmult, S, words, slots, meta, key_limit, sstart, smult, kst):
+    """Link every pair of the types order[start:] into its key's list (slot order).
 
-    Returns (next index into order, next slot, next type); stops early, like
-    ``count_types``, when the key table might overflow ``key_limit``.
+    Types of length 0 are skipped; type number ti gets sstart/smult. Returns (next index
+    into order, next type number); stops early like ``count_slots``.
     """
-    for oi in range(oi_start, order.shape[0]):
+    for oi in range(start, order.shape[0]):
         t = order[oi]
-        length = tlen[t]
-        if length < 2:
+        n = tlen[t]
+        if n == 0:
             continue
-        if meta[0] + length > key_limit:
-            return oi, s, ti
-        sstart[ti] = s
+        if meta[0] + n > key_limit:
+            return oi, ti
+        a = base[t]
         m = tmult[t]
+        sstart[ti] = a
         smult[ti] = m
         ti += 1
-        base = tstart[t]
-        for i in range(length):
-            S[s + i, TOK] = ttoks[base + i]
-            S[s + i, NXT] = -1
-            S[s + i, PRV] = -1
-        for i in range(length - 1):
-            k = np.int64(tpk[base + i])
+        for i in range(a, a + n - 1):
+            k = np.int64(S[i, PK])
             if k < 0:
-                k = pair_key(words, slots, meta, S[s + i, TOK], S[s + i + 1, TOK])
-            S[s + i, PK] = k
-            occ[k] += m
-            last = ends[k, TAIL]
+                k = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
+                S[i, PK] = k
+            kst[k, OCC] += m
+            last = kst[k, TAIL]
             if last < 0:
-                ends[k, HEAD] = s + i
+                kst[k, HEAD] = i
             else:
-                S[last, NXT] = s + i
-                S[s + i, PRV] = last
-            ends[k, TAIL] = s + i
-        S[s + length - 1, PK] = -1
-        S[s + length, TOK] = SENTINEL
-        S[s + length, PK] = -1
-        S[s + length, NXT] = -1
-        S[s + length, PRV] = -1
-        s += length + 1
-    sstart[ti] = s
-    return order.shape[0], s, ti
+                S[last, NXT] = i
+                S[i, PRV] = last
+            kst[k, TAIL] = i
+    return order.shape[0], ti
 
 
 @_njit
@@ -642,12 +665,12 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
 
 
 @_njit
-def heap_rebuild(hocc, htail, hkey, hmeta, occ, ends, nkeys):
+def heap_rebuild(hocc, htail, hkey, hmeta, kst, nkeys):
     """Drop every stale entry: one entry per key that occurs at least twice, heapified."""
     size = 0
     for k in range(nkeys):
-        if occ[k] >= 2:
-            hocc[size], htail[size], hkey[size] = occ[k], ends[k, TAIL], k
+        if kst[k, OCC] >= 2:
+            hocc[size], htail[size], hkey[size] = kst[k, OCC], kst[k, TAIL], k
             size += 1
     hmeta[0] = size
     for i in range(size // 2 - 1, -1, -1):
@@ -656,7 +679,7 @@ def heap_rebuild(hocc, htail, hkey, hmeta, occ, ends, nkeys):
 
 
 @_njit
-def _heap_pop_valid(hocc, htail, hkey, hmeta, occ, ends):
+def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
     """Pop until an entry matches its key's current (occ, tail); -1 if none is left."""
     while hmeta[0] > 0:
         o, t, k = hocc[0], htail[0], hkey[0]
@@ -665,21 +688,28 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, occ, ends):
         if size > 0:
             hocc[0], htail[0], hkey[0] = hocc[size], htail[size], hkey[size]
             _heap_sift_down(hocc, htail, hkey, size, 0)
-        if occ[k] == o and ends[k, TAIL] == t and o >= 2:
+        if kst[k, OCC] == o and kst[k, TAIL] == t and o >= 2:
             return k
     return -1
 
 
 @_njit
-def _mult_of(sstart, smult, ntypes, s):
-    lo, hi = 0, ntypes - 1
+def _type_of(sstart, ntypes, s, hint):
+    """The type holding slot s, searched forward from type ``hint`` (sstart[hint] <= s):
+    sites come in slot order, so the next type is usually close (galloping search)."""
+    lo = hint
+    step = 1
+    while lo + step < ntypes and sstart[lo + step] <= s:
+        lo += step
+        step *= 2
+    hi = min(lo + step, ntypes) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if sstart[mid] <= s:
             lo = mid
         else:
             hi = mid - 1
-    return smult[lo]
+    return lo
 
 
 @_njit
@@ -699,121 +729,232 @@ def _prev_alive(S, s):
 
 
 @_njit
-def _mark(k, flags, dirty_list, nd):
-    if flags[k] & DIRTY == 0:
-        flags[k] |= DIRTY
+def _mark(k, kst, dirty_list, nd):
+    if kst[k, FLAGS] & DIRTY == 0:
+        kst[k, FLAGS] |= DIRTY
         dirty_list[nd] = k
         nd += 1
     return nd
 
 
 @_njit
-def _unlink(s, m, S, occ, ends):
+def _unlink(s, m, S, kst):
     """Take slot s out of its pair key's list; returns that key."""
     k = S[s, PK]
     p, q = S[s, PRV], S[s, NXT]
     if p >= 0:
         S[p, NXT] = q
     else:
-        ends[k, HEAD] = q
+        kst[k, HEAD] = q
     if q >= 0:
         S[q, PRV] = p
     else:
-        ends[k, TAIL] = p
+        kst[k, TAIL] = p
     S[s, NXT] = -1
     S[s, PRV] = -1
     S[s, PK] = -1
-    occ[k] -= m
+    kst[k, OCC] -= m
     return k
 
 
 @_njit
-def _link(s, k, m, S, occ, ends):
-    """Add slot s to key k's list at its place in slot order (nearly always the end)."""
+def _link(s, k, m, S, kst, finger):
+    """Add slot s to key k's list at its place in slot order.
+
+    Nearly always that is the end. When it is not, the place is searched from the slot
+    linked into k last in this step (``finger[k]``): within one step the slots linked
+    into a key only grow (sites are visited in slot order, and a site links its left
+    neighbour and itself), so a step walks each list at most once. Walking back from the
+    tail every time would be quadratic: a Q9 winner is relinked into its own list at every
+    one of its sites.
+    """
     S[s, PK] = k
-    occ[k] += m
-    p = ends[k, TAIL]
-    while p > s:
-        p = S[p, PRV]
-    q = ends[k, HEAD] if p < 0 else S[p, NXT]
+    kst[k, OCC] += m
+    p = finger[k]
+    if p >= 0 and S[p, PK] == k and p < s:
+        while True:
+            q = S[p, NXT]
+            if q < 0 or q > s:
+                break
+            p = q
+    else:
+        p = kst[k, TAIL]
+        while p > s:
+            p = S[p, PRV]
+    finger[k] = s
+    q = kst[k, HEAD] if p < 0 else S[p, NXT]
     S[s, PRV] = p
     S[s, NXT] = q
     if p >= 0:
         S[p, NXT] = s
     else:
-        ends[k, HEAD] = s
+        kst[k, HEAD] = s
     if q >= 0:
         S[q, PRV] = s
     else:
-        ends[k, TAIL] = s
+        kst[k, TAIL] = s
 
 
 @_njit
-def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, key_limit, occ, ends,
-               flags, hocc, htail, hkey, hmeta):
+def _home(words, slots, row):
+    return np.int64(_key_hash(words[row, 0], words[row, 1], words[row, 2]) & np.uint64(slots.shape[0] - 1))
+
+
+@_njit
+def _forget(words, slots, row):
+    """Take a key out of the index (linear probing: shift the rest of its cluster back)."""
+    mask = slots.shape[0] - 1
+    i = _home(words, slots, row)
+    while slots[i] != row + 1:
+        i = (i + 1) & mask
+    slots[i] = 0
+    j = i
+    while True:
+        j = (j + 1) & mask
+        if slots[j] == 0:
+            return
+        h = _home(words, slots, np.int64(slots[j]) - 1)
+        # move the entry at j into the hole at i unless its home lies cyclically in (i, j]
+        if (i < j and (h <= i or h > j)) or (i > j and (h <= i and h > j)):
+            slots[i] = slots[j]
+            slots[j] = 0
+            i = j
+
+
+@_njit
+def _pair_key_reusing(words, slots, meta, free, fmeta, a, b):
+    """``pair_key``, but a new key takes a freed row when there is one."""
+    if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
+        return np.int64(a)
+    w0, w1, w2 = _pair_words(words, a, b)
+    slot, row = _find(words, slots, w0, w1, w2)
+    if row >= 0:
+        return row
+    if fmeta[0] > 0:
+        fmeta[0] -= 1
+        row = np.int64(free[fmeta[0]])
+    else:
+        row = meta[0]
+        meta[0] = row + 1
+    words[row, 0] = w0
+    words[row, 1] = w1
+    words[row, 2] = w2
+    slots[slot] = row + 1
+    return row
+
+
+@_njit
+def compact_slots(S, n, sstart, ntypes, kst, nkeys):
+    """Squeeze out the DEAD slots, in place; returns the new number of slots.
+
+    The renumbering keeps slot order, so every list stays sorted and the tie rule is
+    unchanged; links, list ends and type starts are renumbered (the heap must be rebuilt).
+    """
+    new = np.empty(n, dtype=np.int32)
+    j = 0
+    for s in range(n):
+        if S[s, TOK] != DEAD:
+            new[s] = j
+            j += 1
+    for s in range(n):
+        if S[s, TOK] != DEAD:
+            t = new[s]
+            nxt, prv = S[s, NXT], S[s, PRV]
+            S[t, TOK] = S[s, TOK]
+            S[t, PK] = S[s, PK]
+            S[t, NXT] = new[nxt] if nxt >= 0 else -1
+            S[t, PRV] = new[prv] if prv >= 0 else -1
+    for ti in range(ntypes):
+        sstart[ti] = new[sstart[ti]]  # a type's first slot is never merged away
+    sstart[ntypes] = j - 1  # the final sentinel
+    for k in range(nkeys):
+        if kst[k, HEAD] >= 0:
+            kst[k, HEAD] = new[kst[k, HEAD]]
+            kst[k, TAIL] = new[kst[k, TAIL]]
+    return j
+
+
+@_njit
+def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, key_limit, kst, finger,
+               free, fmeta, hocc, htail, hkey, hmeta, smeta):
     """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size).
 
     Each step is one non-first MergeMaxPairWord (Q8, Q9) followed by Train's bookkeeping
     (Q10): the winner is applied at every one of its occurrences, left to right, then added
     to the vocabulary unless it is already there (IN_VOCAB). ``winners[i]`` receives the
-    i-th winner. Status: ``limit`` reached (1), ``NO_WINNER``, ``NEED_ROOM`` (the next
-    step might overflow the key table or the heap), or 0 after ``max_steps``.
+    i-th winner. A pair key whose last occurrence goes, and which is neither a token nor
+    in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it); smeta[0]
+    counts the slots merged away. Status:
+    ``limit`` reached (1), ``NO_WINNER``, ``NEED_ROOM`` (the next step might overflow the
+    key table or the heap), or 0 after ``max_steps``.
     """
     steps = 0
     while steps < max_steps:
-        w = _heap_pop_valid(hocc, htail, hkey, hmeta, occ, ends)
+        w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst)
         if w < 0:
             return NO_WINNER, steps, size
         nsites = 0
-        s = ends[w, HEAD]
+        s = kst[w, HEAD]
         while s >= 0:
             nsites += 1
             s = S[s, NXT]
-        if meta[0] + 2 * nsites > key_limit or hmeta[0] + 5 * nsites + 1 > hocc.shape[0]:
-            heap_push(hocc, htail, hkey, hmeta, occ[w], ends[w, TAIL], w)
+        new_keys = max(0, 2 * nsites - fmeta[0])
+        if meta[0] + new_keys > key_limit or hmeta[0] + 5 * nsites + 2 > hocc.shape[0]:
+            heap_push(hocc, htail, hkey, hmeta, kst[w, OCC], kst[w, TAIL], w)
+            hmeta[1] = new_keys  # what the step needs, for the caller
+            hmeta[2] = 5 * nsites + 2
             return NEED_ROOM, steps, size
+        kst[w, FLAGS] |= TOKEN
         sites = np.empty(nsites, dtype=np.int64)
-        s = ends[w, HEAD]
+        s = kst[w, HEAD]
         for i in range(nsites):
             sites[i] = s
             s = S[s, NXT]
         dirty_list = np.empty(5 * nsites + 1, dtype=np.int64)
-        nd = _mark(w, flags, dirty_list, 0)
+        nd = _mark(w, kst, dirty_list, 0)
+        ti = 0
         for i in range(nsites):
             s = sites[i]
             if S[s, PK] != w:
                 continue  # its left or right element was merged at an earlier site (Q8)
-            m = _mult_of(sstart, smult, ntypes, s)
+            ti = _type_of(sstart, ntypes, s, ti)
+            m = smult[ti]
             j = _next_alive(S, s)
             y = _next_alive(S, j)
             long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
             x = -1 if long_pair else _prev_alive(S, s)
             if x >= 0:
-                nd = _mark(_unlink(x, m, S, occ, ends), flags, dirty_list, nd)
-            _unlink(s, m, S, occ, ends)
+                nd = _mark(_unlink(x, m, S, kst), kst, dirty_list, nd)
+            _unlink(s, m, S, kst)
             if y >= 0:
-                nd = _mark(_unlink(j, m, S, occ, ends), flags, dirty_list, nd)
+                nd = _mark(_unlink(j, m, S, kst), kst, dirty_list, nd)
             # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
             # and only its right neighbour disappears
             S[s, TOK] = w
             S[j, TOK] = DEAD
+            smeta[0] += 1
             if x >= 0:
-                k = pair_key(words, slots, meta, S[x, TOK], w)
-                _link(x, k, m, S, occ, ends)
-                nd = _mark(k, flags, dirty_list, nd)
+                k = _pair_key_reusing(words, slots, meta, free, fmeta, S[x, TOK], w)
+                _link(x, k, m, S, kst, finger)
+                nd = _mark(k, kst, dirty_list, nd)
             if y >= 0:
-                k = pair_key(words, slots, meta, w, S[y, TOK])
-                _link(s, k, m, S, occ, ends)
-                nd = _mark(k, flags, dirty_list, nd)
+                k = _pair_key_reusing(words, slots, meta, free, fmeta, w, S[y, TOK])
+                _link(s, k, m, S, kst, finger)
+                nd = _mark(k, kst, dirty_list, nd)
         for i in range(nd):
             k = dirty_list[i]
-            flags[k] &= _NOT_DIRTY
-            if occ[k] >= 2:
-                heap_push(hocc, htail, hkey, hmeta, occ[k], ends[k, TAIL], k)
+            kst[k, FLAGS] &= _NOT_DIRTY
+            finger[k] = -1  # every key linked into in this step is in the dirty list
+            if kst[k, OCC] >= 2:
+                heap_push(hocc, htail, hkey, hmeta, kst[k, OCC], kst[k, TAIL], k)
+            elif kst[k, OCC] == 0 and kst[k, FLAGS] & _KEEP == 0:
+                _forget(words, slots, k)
+                free[fmeta[0]] = k
+                fmeta[0] += 1
         winners[steps] = w
         steps += 1
-        if flags[w] & IN_VOCAB == 0:
-            flags[w] |= IN_VOCAB
+        if kst[w, FLAGS] & IN_VOCAB == 0:
+            kst[w, FLAGS] |= IN_VOCAB
             size += 1
             if size >= limit:
                 return 1, steps, size

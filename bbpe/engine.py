@@ -52,12 +52,18 @@ class KeyTable:
     def nkeys(self) -> int:
         return int(self.meta[0])
 
-    def per_key(self, name: str, dtype: type, fill: int = 0, width: int = 0) -> np.ndarray:
-        """A per-key array (``(capacity,)`` or ``(capacity, width)``) that grows with the table."""
+    def per_key(self, name: str, dtype: type, fill: int | tuple[int, ...] = 0) -> np.ndarray:
+        """A per-key array that grows with the table: ``(capacity,)`` filled with ``fill``,
+        or ``(capacity, len(fill))`` with every row equal to the tuple ``fill``."""
         if name not in self._extra:
-            shape = (self.capacity, width) if width else (self.capacity,)
-            self._extra[name] = (np.full(shape, fill, dtype=dtype) if fill else np.zeros(shape, dtype), fill)
+            self._extra[name] = (self._filled(self.capacity, dtype, fill), fill)
         return self._extra[name][0]
+
+    @staticmethod
+    def _filled(n: int, dtype: type, fill: int | tuple[int, ...]) -> np.ndarray:
+        if isinstance(fill, tuple):
+            return np.tile(np.array(fill, dtype=dtype), (n, 1)) if any(fill) else np.zeros((n, len(fill)), dtype)
+        return np.full(n, fill, dtype=dtype) if fill else np.zeros(n, dtype)
 
     def drop(self, name: str) -> None:
         self._extra.pop(name, None)
@@ -67,13 +73,12 @@ class KeyTable:
         need = self.nkeys + extra
         if need <= self.capacity:
             return
-        cap = max(need, 2 * self.capacity)
+        cap = max(need, self.capacity + self.capacity // 2)
         self.words = _zeros_like_grown(self.words, cap)
         self.slots = np.zeros(_pow2_at_least(2 * cap), dtype=np.int32)
         K.reindex(self.words, self.nkeys, self.slots)
         for name, (array, fill) in self._extra.items():
-            grown = np.full((cap,) + array.shape[1:], fill, dtype=array.dtype) if fill else \
-                np.zeros((cap,) + array.shape[1:], array.dtype)
+            grown = self._filled(cap, array.dtype, fill)
             grown[: array.shape[0]] = array
             self._extra[name] = (grown, fill)
 
@@ -154,93 +159,100 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
 
 
 class FirstPass:
-    """Q6 on the types: returns the winner and the singles, leaves the types rewritten."""
+    """Lays the types out as slots (dropping the type store) and runs the C++ first pass
+    (Q6) on them; ``run`` returns the winner and the singles."""
 
     def __init__(self, types: TypeStore, keys: KeyTable) -> None:
-        self.types = types
         self.keys = keys
+        self.nchars = keys.nkeys  # the scan interns chars only
         n = types.ntypes
-        self.order_last = np.argsort(types.tlast[:n], kind="stable")
-        self.order_first = np.argsort(types.tfirst[:n], kind="stable")
-        self.tpk = np.empty(int(types.tmeta[1]), dtype=np.int32)  # pair key of each position
-        self.tlen = np.zeros(n, dtype=np.int64)
+        self.order = np.argsort(types.tlast[:n], kind="stable")  # slot order
+        self._order_first = np.argsort(types.tfirst[:n], kind="stable")
+        self.tlen = np.diff(types.tstart[: n + 1])
+        self.tmult = types.tmult[:n].copy()
+        self.base = np.empty(n, dtype=np.int64)  # first slot of each type
+        self.base[self.order] = np.concatenate(([0], np.cumsum(self.tlen[self.order] + 1)[:-1]))
+        nslots = int(self.tlen.sum()) + n
+        self.S = np.empty((nslots + 1, 4), dtype=np.int32)
+        K.layout_types(self.order, types.ttoks, types.tstart, self.base, self.S)
+        self.S[nslots] = (K.SENTINEL, -1, -1, -1)
+        self.best = -1
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
         """(winner row or -1, single rows in first-deletion order, their counts)."""
-        types, keys = self.types, self.keys
-        start, pos = 0, 0
-        n = self.order_last.shape[0]
+        keys, order = self.keys, self.order
+        start, n = 0, order.shape[0]
         while start < n:
             occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
-            start, pos = K.count_types(self.order_last, start, types.ttoks, self.tpk, types.tstart, types.tmult,
-                                       keys.words, keys.slots, keys.meta, keys.capacity, occ, lastpos, pos)
+            start = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
+                                  keys.meta, keys.capacity, occ, lastpos)
             if start < n:
-                t = self.order_last[start]
-                keys.reserve(int(types.tstart[t + 1] - types.tstart[t]) + (1 << 16))
+                keys.reserve(int(self.tlen[order[start]]) + keys.capacity // 4)
             if progress:
                 progress("count", start, n)
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
-        best = int(K.best_pair(occ, lastpos, keys.nkeys))
+        self.best = int(K.best_pair(occ, lastpos, keys.nkeys))
         keys.drop("lastpos")
         single_counts = np.full(keys.nkeys, -1, dtype=np.int64)
-        single_order = np.empty(int(types.tmeta[1]), dtype=np.int32)
-        nsingles = K.first_pass_types(self.order_first, types.ttoks, self.tpk, types.tstart, types.tmult, self.tlen,
-                                      best, keys.words, keys.slots, occ, single_counts, single_order)
+        single_order = np.empty(keys.nkeys, dtype=np.int32)
+        nsingles = K.first_pass(self._order_first, self.base, self.tlen, self.tmult, self.best, self.S, keys.words,
+                                keys.slots, occ, single_counts, single_order)
         keys.drop("occ")
+        self._order_first = None
         rows = single_order[:nsingles].astype(np.int64)
-        return best, rows, single_counts[rows]
+        return self.best, rows, single_counts[rows]
 
 
 class Merger:
     """The incremental state: slots, occurrence lists, the heap; ``merges`` drives it."""
 
     STEPS_PER_CALL = 256
+    COMPACT_AT = 3  # squeeze the slots once a third of them are merged away
 
     def __init__(self, first: FirstPass) -> None:
-        types, keys = first.types, first.keys
-        tlen, order = first.tlen, first.order_last
-        alive = tlen[order] >= 2
-        nslots = int(tlen[order][alive].sum() + alive.sum())
-        self.keys = keys
-        self.S = np.empty((nslots + 1, 4), dtype=np.int32)  # TOK, PK, NXT, PRV
+        tokens = int((first.tlen * first.tmult).sum())
+        if tokens >= 2**31:
+            raise ValueError(f"the corpus has {tokens:,} chars in training lists; the merge counters hold 2**31")
+        keys = self.keys = first.keys
+        self.S = first.S
+        self.nslots = self.S.shape[0]
+        alive = first.tlen > 0
         self.ntypes = int(alive.sum())
         self.sstart = np.empty(self.ntypes + 1, dtype=np.int64)
         self.smult = np.empty(self.ntypes, dtype=np.int64)
-        oi, s, ti = 0, 0, 0
-        while oi < order.shape[0]:
-            oi, s, ti = K.build_slots(order, oi, s, ti, types.ttoks, first.tpk, types.tstart, tlen, types.tmult,
-                                      keys.words, keys.slots, keys.meta, keys.capacity, self.S, self.sstart,
-                                      self.smult, self._occ, self._ends)
-            if oi < order.shape[0]:
-                keys.reserve(int(tlen[order[oi]]) + (1 << 16))
-        self.S[nslots] = (K.SENTINEL, -1, -1, -1)
-        candidates = int((self._occ[: keys.nkeys] >= 2).sum())
-        self._heap_arrays(2 * candidates + 1024)
-        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._occ, self._ends, keys.nkeys)
-
-    # per-key state, re-fetched after every growth of the key table
-    @property
-    def _occ(self) -> np.ndarray:
-        return self.keys.per_key("occ", np.int64)
-
-    @property
-    def _ends(self) -> np.ndarray:
-        return self.keys.per_key("ends", np.int32, -1, width=2)
+        order = first.order
+        start, ti = 0, 0
+        while start < order.shape[0]:
+            start, ti = K.link_slots(order, start, ti, first.base, first.tlen, first.tmult, self.S, keys.words,
+                                     keys.slots, keys.meta, keys.capacity, self.sstart, self.smult, self._kst)
+            if start < order.shape[0]:
+                keys.reserve(int(first.tlen[order[start]]) + keys.capacity // 4)
+        self.sstart[self.ntypes] = self.nslots - 1
+        self.smeta = np.zeros(1, dtype=np.int64)  # slots merged away since the last compaction
+        self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
+        kst = self._kst
+        kst[: first.nchars, K.FLAGS] |= K.TOKEN
+        if first.best >= 0:
+            kst[first.best, K.FLAGS] |= K.TOKEN
+        live = int((kst[: keys.nkeys, K.OCC] >= 2).sum())
+        self._heap_arrays(2 * live + 1024)
+        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, keys.nkeys)
 
     @property
-    def _flags(self) -> np.ndarray:
-        return self.keys.per_key("flags", np.uint8)
+    def _kst(self) -> np.ndarray:
+        """Per-key state (OCC, HEAD, TAIL, FLAGS), re-fetched after every growth of the table."""
+        return self.keys.per_key("kst", np.int32, (0, -1, -1, 0))
 
     def _heap_arrays(self, capacity: int) -> None:
-        self.hocc = np.empty(capacity, dtype=np.int64)
+        self.hocc = np.empty(capacity, dtype=np.int32)
         self.htail = np.empty(capacity, dtype=np.int32)
         self.hkey = np.empty(capacity, dtype=np.int32)
-        self.hmeta = np.zeros(1, dtype=np.int64)
+        self.hmeta = np.zeros(3, dtype=np.int64)  # size, and the room a step asked for
 
     def mark_in_vocab(self, key: bytes) -> None:
         row = self.keys.find(key)
         if row >= 0:
-            self._flags[row] |= K.IN_VOCAB
+            self._kst[row, K.FLAGS] |= K.IN_VOCAB
 
     def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[int]:
         """Winner rows, one per merge, until the vocabulary reaches ``limit`` or no pair
@@ -252,22 +264,34 @@ class Merger:
         while size < limit:
             status, steps, size = K.run_merges(
                 self.STEPS_PER_CALL, size, limit, winners, self.S, self.sstart, self.smult, self.ntypes, keys.words,
-                keys.slots, keys.meta, keys.capacity, self._occ, self._ends, self._flags, self.hocc, self.htail,
-                self.hkey, self.hmeta)
+                keys.slots, keys.meta, keys.capacity, self._kst, keys.per_key("finger", np.int32, -1),
+                keys.per_key("free", np.int32), self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta)
             yield from winners[:steps].tolist()
             done += steps
             if progress:
                 progress("merge", done, total)
             if status == K.NO_WINNER or status == 1:
                 return
+            if self.COMPACT_AT * self.smeta[0] > self.nslots:
+                self._compact()
             if status == K.NEED_ROOM:
-                self._make_room()
+                self._make_room(int(self.hmeta[1]), int(self.hmeta[2]))
 
-    def _make_room(self) -> None:
+    def _compact(self) -> None:
+        """Drop the slots merged away: less memory, denser walks."""
         keys = self.keys
-        keys.reserve(keys.capacity)  # doubles
-        live = int((self._occ[: keys.nkeys] >= 2).sum())
-        # the heap has room for one entry per candidate and as many new ones again
-        if 2 * live + 1024 > self.hocc.shape[0] // 2:
-            self._heap_arrays(max(2 * self.hocc.shape[0], 4 * live + 1024))
-        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._occ, self._ends, keys.nkeys)
+        n = K.compact_slots(self.S, self.nslots, self.sstart, self.ntypes, self._kst, keys.nkeys)
+        self.S.resize((n, 4), refcheck=False)
+        self.nslots = n
+        self.smeta[0] = 0
+        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)
+
+    def _make_room(self, new_keys: int, heap_entries: int) -> None:
+        """Room for the next step: new_keys more keys and heap_entries more heap entries."""
+        keys = self.keys
+        if keys.nkeys + new_keys > keys.capacity:
+            keys.reserve(new_keys + keys.capacity // 2)
+        size = K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)
+        if size + heap_entries > self.hocc.shape[0]:
+            self._heap_arrays(size + heap_entries + size // 2 + 1024)
+            K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterable, Sequence
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -186,14 +188,21 @@ class Tokenizer:
                 ids.append(np.array(self._model.encode(text, reference), dtype=dtype))
                 lengths.append(np.array([ids[-1].shape[0]], dtype=np.int64))
         else:
-            done = 0
-            for block, para_end in source.line_blocks():
+            # blocks on two threads: encode_lines releases the GIL
+            def encode(item: tuple[bytes, bool]) -> tuple[int, np.ndarray, np.ndarray]:
+                block, para_end = item
                 block_lengths, block_ids = self._model.encode_lines(block, para_end, reference)
-                lengths.append(np.frombuffer(block_lengths, dtype=np.int64))
-                ids.append(np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
-                done += len(block)
-                if progress:
-                    progress("encode", done, source.size)
+                return (len(block), np.frombuffer(block_lengths, dtype=np.int64),
+                        np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
+
+            done = 0
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                for size, block_lengths, block_ids in _bounded_map(pool, encode, source.line_blocks(), ahead=2):
+                    lengths.append(block_lengths)
+                    ids.append(block_ids)
+                    done += size
+                    if progress:
+                        progress("encode", done, source.size)
         self._set_encoding_arrays(np.concatenate(lengths) if lengths else np.empty(0, np.int64),
                                   np.concatenate(ids) if ids else np.empty(0, dtype))
 
@@ -314,6 +323,17 @@ def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
 
 
 _INT64_MAX = (1 << 63) - 1
+
+
+def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:
+    """``pool.map`` in order, but with at most ``ahead`` items in flight (memory stays flat)."""
+    pending: deque = deque()
+    for item in items:
+        pending.append(pool.submit(fn, item))
+        if len(pending) > ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _id_dtype(n_keys: int) -> type:
