@@ -55,3 +55,24 @@ def test_blocks_do_not_matter():
     lines = data.split(b"\n")
     blocks = [b"\n".join(lines[i : i + 97]) for i in range(0, len(lines), 97)]
     assert train_vocabulary(blocks, 0) == train_vocabulary([data], 0)
+
+
+@pytest.mark.parametrize("unit,repeat", [("天地", 100_000), ("一二三四五六七八", 20_000), ("ab", 150_000)])
+def test_one_long_line(unit, repeat):
+    """Q20.5: one huge segment, with overlapping pairs and 24-byte (Q9) repeats."""
+    line = (unit * repeat).encode()
+    simple, incremental = both([line], 0)
+    assert incremental == simple
+
+
+def test_progress_callback(tmp_path):
+    import bbpe
+
+    seen: dict[str, list[tuple[int, int]]] = {}
+    tok = bbpe.Tokenizer.train(TANG300, 4000, progress=lambda stage, done, total: seen.setdefault(stage, []).append((done, total)))
+    assert set(seen) == {"scan", "count", "merge", "encode"}
+    assert seen["scan"][-1] == (TANG300.stat().st_size, TANG300.stat().st_size)
+    assert seen["encode"][-1][0] == TANG300.stat().st_size
+    merges = seen["merge"][-1][0]
+    assert 0 < merges <= 4000 - 270 and all(a[0] <= b[0] for a, b in zip(seen["merge"], seen["merge"][1:]))
+    assert len(tok) == 4000
