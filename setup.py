@@ -32,7 +32,7 @@ setup(
     packages=["bbpe", "bbpe.data"],
     package_dir={"bbpe": "bbpe", "bbpe.data": "data"},
     package_data={
-        "bbpe": ["*.pxd", "*.pyi", "py.typed", "_umap_buckets.txt"],
+        "bbpe": ["*.pxd", "*.pyi", "py.typed", "_umap_buckets.txt", "include/*.h"],
         "bbpe.data": ["*.txt", "*.md"],
     },
     include_package_data=False,  # only the package_data above: not the generated codec.c

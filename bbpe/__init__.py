@@ -15,4 +15,13 @@ from .tokenizer import Tokenizer as Tokenizer
 train = Tokenizer.train
 load = Tokenizer.load
 
-__all__ = ["FormatError", "Tokenizer", "UnknownIdError", "load", "train", "__version__"]
+
+def get_include() -> str:
+    """The directory that holds ``bbpe.h``, the C API (add it to a C extension's include
+    path). Cython code needs nothing: ``cimport bbpe.codec`` finds the installed .pxd."""
+    import os
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
+__all__ = ["FormatError", "Tokenizer", "UnknownIdError", "get_include", "load", "train", "__version__"]

@@ -1,12 +1,13 @@
 # cython: language_level=3
 # The C-level contract of bbpe's codec: other Cython modules `cimport bbpe.codec`.
 #
-# A `bbpe_model` is a read-only view of one vocabulary; it is owned by a `Model` object
-# (keep the object alive while you use the view). The functions below never touch Python
-# objects and never allocate, so they can run with the GIL released and from many threads
-# on one model at once.
+# A `bbpe_model` is a read-only view of one vocabulary, owned by a `Model` object: keep the
+# object alive while you use the view (`&model.view`). The functions below never touch
+# Python objects and never allocate, so they run without the GIL, from many threads on one
+# model at once. Plain C extensions get the same functions through the capsule declared in
+# bbpe/bbpe.h (`bbpe.get_include()`).
 
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 cdef enum:
     BBPE_KEY_BYTES = 24            # sizeof(WordIdKey::idKey)
@@ -14,19 +15,39 @@ cdef enum:
     BBPE_ERR_CAPACITY = -1         # the output buffer is too small
     BBPE_ERR_UNKNOWN_ID = -2       # decode: an id that is not in the vocabulary
 
+ctypedef struct bbpe_transition:
+    uint64_t key                   # node << 35 | char length << 32 | char bytes; 0 = empty
+    int64_t node                   # the node reached
+
 ctypedef struct bbpe_model:
     int64_t n_keys                 # ids are 0 .. n_keys-1
     const uint8_t* keys            # n_keys * 24 bytes: the key of id i at keys + 24*i
     const uint8_t* lens            # n_keys key lengths
     int64_t byte_ids[256]          # id of each one-byte key (byte fallback, Q15)
-    const int64_t* table           # open-addressing index: id, or -1 for an empty slot
-    uint64_t table_mask            # table size - 1 (a power of two)
+    # The encoder's transitions: (node, next char) -> node. A node is an id, or a
+    # "virtual" node (>= n_keys) for a first char that is no key but starts one; ROOT is
+    # the start. The greedy match (Q14) only grows through keys, so one probe per char.
+    const bbpe_transition* trans   # open addressing, load <= 1/2
+    uint64_t trans_mask            # table size - 1 (a power of two)
+    int trans_shift                # 64 - log2(table size)
+    int32_t root_byte[256]         # the node of each 1-byte char at the start, or -1
+    # Any key by its bytes (lookup): open addressing on FNV-1a, id or -1
+    const int64_t* table
+    uint64_t table_mask
+
+ctypedef struct bbpe_stream:       # incremental decoding: bytes of an unfinished UTF-8 char
+    uint8_t pending[8]
+    int npending
 
 # Encode src[0:n] (UTF-8 bytes) into dst; returns the number of ids written, or
-# BBPE_ERR_CAPACITY. n + 3 * (number of '<' * 2 + 1) ids always suffice; n suffice without
-# BBPE_BUG_COMPAT.
+# BBPE_ERR_CAPACITY. n ids always suffice without BBPE_BUG_COMPAT; with it,
+# n + 3 * (2 * (number of '<') + 1).
 cdef int64_t bbpe_encode_into(const bbpe_model* model, const uint8_t* src, size_t n,
                               int64_t* dst, size_t cap, int flags) noexcept nogil
+
+# The same into 32-bit ids.
+cdef int64_t bbpe_encode_into32(const bbpe_model* model, const uint8_t* src, size_t n,
+                                int32_t* dst, size_t cap, int flags) noexcept nogil
 
 # Number of bytes the ids decode to, or BBPE_ERR_UNKNOWN_ID with *bad set to the position
 # of the first unknown id.
@@ -38,6 +59,13 @@ cdef int64_t bbpe_decoded_size(const bbpe_model* model, const int64_t* ids, size
 cdef int64_t bbpe_decode_into(const bbpe_model* model, const int64_t* ids, size_t n,
                               uint8_t* dst, size_t cap, size_t* bad) noexcept nogil
 
+# Streaming decode: append the bytes of one id and write to dst only whole UTF-8 chars (and
+# bytes that can never start one); returns the bytes written, BBPE_ERR_UNKNOWN_ID or
+# BBPE_ERR_CAPACITY (cap >= 32 always suffices). bbpe_stream_flush writes what is left.
+cdef int64_t bbpe_decode_stream(const bbpe_model* model, bbpe_stream* state, int64_t token,
+                                uint8_t* dst, size_t cap) noexcept nogil
+cdef int64_t bbpe_stream_flush(bbpe_stream* state, uint8_t* dst, size_t cap) noexcept nogil
+
 # Id of a key (any bytes, n <= 24), or -1.
 cdef int64_t bbpe_lookup(const bbpe_model* model, const uint8_t* key, size_t n) noexcept nogil
 
@@ -47,3 +75,10 @@ cdef class Model:
     cdef bytes _keys
     cdef bytes _lens
     cdef int64_t* _table
+    cdef bbpe_transition* _trans
+    cdef tuple _ints               # one shared Python int per id: lists are built by incref
+
+    cdef _build_transitions(self)
+    cdef list _as_list(self, const int32_t* ids, int64_t count)
+    cdef int64_t _encode_many(self, list texts, int flags, int32_t** ids_out, int64_t* offs) except -2
+    cdef object _decode(self, object ids, const char* errors)

@@ -3,8 +3,10 @@
 
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key
-(Q14); a single char that is not a key is written as its bytes (Q15). No merge ranks and no
-pre-split are needed, so the work per input byte is one hash step and one probe.
+(Q14); a single char that is not a key is written as its bytes (Q15). Since a match only
+grows through keys, the vocabulary is compiled into transitions (node, next char) -> node,
+and each char costs one probe of an integer-keyed table: no merge ranks, no pre-split, no
+byte hashing.
 
 By default nothing is lost: a match stops when the next char would make it 24 bytes or
 more, and a char cut short at the end of a piece keeps just its bytes, so
@@ -12,53 +14,53 @@ more, and a char cut short at the end of a piece keeps just its bytes, so
 reference instead: it swallows that next char (Q14) and pads a cut char with NUL (Q20.1).
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.exc cimport PyErr_SetString
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_AsLongLong
+from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_New
+from cpython.ref cimport Py_INCREF
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from .errors import UnknownIdError
 
+cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject** ob_item
+    ctypedef struct PyTupleObject:
+        PyObject** ob_item
+    # a borrowed reference, for walking a list without the bounds checks of the public API
+    PyObject* PyList_GET_ITEM(object lst, Py_ssize_t i)
+    # a str's compact storage (UCS1, UCS2 or UCS4), readable without the GIL while it lives
+    int PyUnicode_KIND(object o)
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    bint PyUnicode_IS_ASCII(object o)
+    bint PyUnicode_CheckExact(object o)
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
+    Py_ssize_t PyList_GET_SIZE(object lst)
+    bint PyList_CheckExact(object o)
+    bint PyLong_CheckExact(object o)
+
+ctypedef fused id_t:
+    int32_t
+    int64_t
+
 cdef uint64_t _FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t _FNV_PRIME = 0x100000001B3ULL
+cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
+cdef uint64_t _ROOT = 0x1FFFFFFF  # the start node of every match
+cdef int _CODE_LEN_SHIFT = 32
+cdef size_t _NOGIL_BYTES = 4096  # below this, releasing the GIL costs more than the work
+cdef int _NODE_SHIFT = 35
 
 
-# ----------------------------------------------------------------------------- hashing
-
-cdef inline uint64_t _fnv(uint64_t h, const uint8_t* p, size_t n) noexcept nogil:
-    # FNV-1a continues byte by byte, so the hash of a match grown by one char costs only
-    # that char's bytes
-    cdef size_t i
-    for i in range(n):
-        h = (h ^ p[i]) * _FNV_PRIME
-    return h
-
-
-cdef inline uint64_t _slot(uint64_t h) noexcept nogil:
-    h ^= h >> 32
-    h *= 0x9E3779B97F4A7C15ULL
-    return h ^ (h >> 29)
-
-
-cdef inline int64_t _probe(const bbpe_model* m, const uint8_t* key, size_t n, uint64_t h) noexcept nogil:
-    cdef uint64_t i = _slot(h) & m.table_mask
-    cdef int64_t kid
-    while True:
-        kid = m.table[i]
-        if kid < 0:
-            return -1
-        if m.lens[kid] == n and memcmp(m.keys + BBPE_KEY_BYTES * kid, key, n) == 0:
-            return kid
-        i = (i + 1) & m.table_mask
-
-
-cdef int64_t bbpe_lookup(const bbpe_model* model, const uint8_t* key, size_t n) noexcept nogil:
-    if n > BBPE_KEY_BYTES:
-        return -1
-    return _probe(model, key, n, _fnv(_FNV_OFFSET, key, n))
-
-
-# ----------------------------------------------------------------------------- encoding
+# ----------------------------------------------------------------------------- chars
 
 cdef inline size_t _char_len(uint8_t lead) noexcept nogil:
     # GetWordSize (Q2): the lead byte alone decides; 80-BF and F8-FF are 1-byte chars
@@ -73,72 +75,199 @@ cdef inline size_t _char_len(uint8_t lead) noexcept nogil:
     return 1
 
 
-cdef inline size_t _load_char(uint8_t* dst, const uint8_t* s, size_t pos, size_t n, size_t full,
-                              bint compat) noexcept nogil:
-    """Copy the char at s[pos] (full length `full`) to dst; return its key length.
+cdef inline uint64_t _char_code(const uint8_t* s, size_t pos, size_t n, size_t full, bint compat,
+                                size_t* klen) noexcept nogil:
+    """The char at s[pos] as (length << 32 | bytes); its key length goes to *klen.
 
     A char cut short by the end of the piece keeps the bytes it has; Q20.1: the reference
     reads on past the end, which gives NUL (the string's terminator) for the first missing
-    byte and undefined bytes after it, emulated as NUL.
+    byte and undefined bytes after it, emulated as NUL (the code's bytes are zero there).
     """
-    cdef size_t have = n - pos
-    if have >= full:
-        memcpy(dst, s + pos, full)
-        return full
-    memcpy(dst, s + pos, have)
-    if not compat:
-        return have
-    memset(dst + have, 0, full - have)
-    return full
+    cdef size_t have = n - pos, k, length = full
+    cdef uint64_t code = 0
+    if have < full:
+        length = full if compat else have
+    else:
+        have = full
+    for k in range(have):
+        code |= (<uint64_t>s[pos + k]) << (8 * k)
+    klen[0] = length
+    return code | (<uint64_t>length << _CODE_LEN_SHIFT)
 
 
-cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, int64_t* dst,
-                           int64_t out, size_t cap, bint compat) noexcept nogil:
-    cdef uint8_t match[BBPE_KEY_BYTES + 4]
-    cdef size_t pos = 0, full, mlen, clen, k
-    cdef uint64_t h, h2
-    cdef int64_t kid, kid2
+# ----------------------------------------------------------------------------- str input
+#
+# A text is given as (kind, data, length): kind 0 for UTF-8 bytes (or an ASCII str), else
+# the str's code unit size (1, 2, 4). Converting a str here, without the GIL, lets batches
+# convert in parallel and leaves the caller's str as it was (PyUnicode_AsUTF8 would cache
+# a UTF-8 copy inside it). Lone surrogates are written as three bytes (surrogatepass).
+
+ctypedef struct _text:
+    int kind
+    const void* data
+    size_t length
+
+
+cdef inline size_t _utf8_size(_text t) noexcept nogil:
+    return t.length if t.kind == 0 else t.length * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
+
+
+cdef size_t _to_utf8(_text t, uint8_t* out) noexcept nogil:
+    """Write the text's UTF-8 to out (room: _utf8_size); returns the bytes written."""
+    cdef size_t i, w = 0
+    cdef uint32_t c
+    if t.kind == 0:
+        memcpy(out, t.data, t.length)
+        return t.length
+    for i in range(t.length):
+        c = (<const uint8_t*>t.data)[i] if t.kind == 1 else (
+            (<const uint16_t*>t.data)[i] if t.kind == 2 else (<const uint32_t*>t.data)[i])
+        if c < 0x80:
+            out[w] = c
+            w += 1
+        elif c < 0x800:
+            out[w] = 0xC0 | (c >> 6)
+            out[w + 1] = 0x80 | (c & 0x3F)
+            w += 2
+        elif c < 0x10000:
+            out[w] = 0xE0 | (c >> 12)
+            out[w + 1] = 0x80 | ((c >> 6) & 0x3F)
+            out[w + 2] = 0x80 | (c & 0x3F)
+            w += 3
+        else:
+            out[w] = 0xF0 | (c >> 18)
+            out[w + 1] = 0x80 | ((c >> 12) & 0x3F)
+            out[w + 2] = 0x80 | ((c >> 6) & 0x3F)
+            out[w + 3] = 0x80 | (c & 0x3F)
+            w += 4
+    return w
+
+
+cdef int _as_text(object obj, _text* t) except -1:
+    """Borrow the bytes of a str or bytes object (the object must stay alive)."""
+    if PyBytes_CheckExact(obj):
+        t.kind = 0
+        t.data = PyBytes_AS_STRING(obj)
+        t.length = PyBytes_GET_SIZE(obj)
+    elif PyUnicode_CheckExact(obj):
+        t.kind = 0 if PyUnicode_IS_ASCII(obj) else PyUnicode_KIND(obj)
+        t.data = PyUnicode_DATA(obj)
+        t.length = PyUnicode_GET_LENGTH(obj)
+    else:
+        raise TypeError(f"expected str or bytes, got {type(obj).__name__}")
+    return 0
+
+
+cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap, int flags,
+                          uint8_t** scratch, size_t* scratch_size) noexcept nogil:
+    """Encode a text into dst (room: _bound of its UTF-8), converting a str on the way."""
+    cdef size_t need, n
+    if t.kind == 0:
+        return bbpe_encode_into32(m, <const uint8_t*>t.data, t.length, dst, cap, flags)
+    need = _utf8_size(t)
+    if need > scratch_size[0]:
+        free(scratch[0])
+        scratch[0] = <uint8_t*>malloc(need + 64)
+        if scratch[0] == NULL:
+            scratch_size[0] = 0
+            return BBPE_ERR_CAPACITY
+        scratch_size[0] = need + 64
+    n = _to_utf8(t, scratch[0])
+    return bbpe_encode_into32(m, scratch[0], n, dst, cap, flags)
+
+
+# ----------------------------------------------------------------------------- lookups
+
+cdef inline uint64_t _fnv(uint64_t h, const uint8_t* p, size_t n) noexcept nogil:
+    cdef size_t i
+    for i in range(n):
+        h = (h ^ p[i]) * _FNV_PRIME
+    return h
+
+
+cdef int64_t bbpe_lookup(const bbpe_model* model, const uint8_t* key, size_t n) noexcept nogil:
+    if n > BBPE_KEY_BYTES:
+        return -1
+    cdef uint64_t h = _fnv(_FNV_OFFSET, key, n)
+    cdef uint64_t i = ((h ^ (h >> 32)) * _GOLDEN >> 16) & model.table_mask
+    cdef int64_t kid
+    while True:
+        kid = model.table[i]
+        if kid < 0:
+            return -1
+        if model.lens[kid] == n and memcmp(model.keys + BBPE_KEY_BYTES * kid, key, n) == 0:
+            return kid
+        i = (i + 1) & model.table_mask
+
+
+cdef inline int64_t _step(const bbpe_model* m, uint64_t node, uint64_t code) noexcept nogil:
+    """The node after ``node`` when the match grows by the char ``code``, or -1."""
+    cdef uint64_t key = (node << _NODE_SHIFT) | code
+    cdef uint64_t i = (key * _GOLDEN) >> m.trans_shift
+    cdef uint64_t k
+    while True:
+        k = m.trans[i].key
+        if k == key:
+            return m.trans[i].node
+        if k == 0:
+            return -1
+        i = (i + 1) & m.trans_mask
+
+
+cdef inline int64_t _start(const bbpe_model* m, uint64_t code) noexcept nogil:
+    """The node of a match that starts with the char ``code``, or -1."""
+    if (code >> _CODE_LEN_SHIFT) == 1:
+        return m.root_byte[code & 0xFF]  # ASCII and stray bytes: no probe
+    return _step(m, _ROOT, code)
+
+
+# ----------------------------------------------------------------------------- encoding
+
+cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, id_t* dst, int64_t out,
+                           size_t cap, bint compat) noexcept nogil:
+    cdef size_t pos = 0, full, first_len, clen, mlen, k
+    cdef uint64_t code, first_code
+    cdef int64_t node, matched, nxt
     while pos < n:
         full = _char_len(s[pos])
-        mlen = _load_char(match, s, pos, n, full, compat)
-        h = _fnv(_FNV_OFFSET, match, mlen)
-        kid = _probe(m, match, mlen, h)
+        first_code = _char_code(s, pos, n, full, compat, &first_len)
+        node = _start(m, first_code)
+        matched = node if node < m.n_keys else -1
+        mlen = first_len
         pos += full
-        while pos < n:
+        while node >= 0 and pos < n:
             full = _char_len(s[pos])
-            clen = _load_char(match + mlen, s, pos, n, full, compat)  # room: 23 + 4 bytes
+            code = _char_code(s, pos, n, full, compat, &clen)
             if mlen + clen >= BBPE_KEY_BYTES:
                 # WordIdKey::Append refuses: the match cannot grow. Q14: the reference
                 # then finds the unchanged match in the vocabulary and drops this char.
-                if compat and kid >= 0:
+                if compat and matched >= 0:
                     pos += full
                     continue
                 break
-            h2 = _fnv(h, match + mlen, clen)
-            kid2 = _probe(m, match, mlen + clen, h2)
-            if kid2 < 0:
+            nxt = _step(m, <uint64_t>node, code)
+            if nxt < 0:
                 break
-            kid = kid2
-            h = h2
+            node = matched = nxt
             mlen += clen
             pos += full
-        if kid >= 0:
+        if matched >= 0:
             if <size_t>out >= cap:
                 return BBPE_ERR_CAPACITY
-            dst[out] = kid
+            dst[out] = <id_t>matched
             out += 1
         else:
             # only a single char can miss the vocabulary: write its bytes (Q15)
-            if out + mlen > cap:
+            if out + first_len > cap:
                 return BBPE_ERR_CAPACITY
-            for k in range(mlen):
-                dst[out] = m.byte_ids[match[k]]
+            for k in range(first_len):
+                dst[out] = <id_t>m.byte_ids[(first_code >> (8 * k)) & 0xFF]
                 out += 1
     return out
 
 
-cdef int64_t bbpe_encode_into(const bbpe_model* model, const uint8_t* src, size_t n,
-                              int64_t* dst, size_t cap, int flags) noexcept nogil:
+cdef int64_t _encode(const bbpe_model* model, const uint8_t* src, size_t n, id_t* dst, size_t cap,
+                     int flags) noexcept nogil:
     cdef bint compat = (flags & BBPE_BUG_COMPAT) != 0
     cdef size_t start = 0, lt, gt
     cdef const uint8_t* p
@@ -165,6 +294,27 @@ cdef int64_t bbpe_encode_into(const bbpe_model* model, const uint8_t* src, size_
     if start < n:
         out = _encode_piece(model, src + start, n - start, dst, out, cap, compat)
     return out
+
+
+cdef int64_t bbpe_encode_into(const bbpe_model* model, const uint8_t* src, size_t n,
+                              int64_t* dst, size_t cap, int flags) noexcept nogil:
+    return _encode(model, src, n, dst, cap, flags)
+
+
+cdef int64_t bbpe_encode_into32(const bbpe_model* model, const uint8_t* src, size_t n,
+                                int32_t* dst, size_t cap, int flags) noexcept nogil:
+    return _encode(model, src, n, dst, cap, flags)
+
+
+cdef inline size_t _bound(const uint8_t* src, size_t n, int flags) noexcept nogil:
+    """Ids that encoding src[0:n] can write: one per byte, plus (bug_compat) up to 3 NULs
+    padding the cut char at the end of each piece."""
+    cdef size_t i, lt = 0
+    if not (flags & BBPE_BUG_COMPAT):
+        return n
+    for i in range(n):
+        lt += src[i] == 60
+    return n + 3 * (2 * lt + 1)
 
 
 # ----------------------------------------------------------------------------- decoding
@@ -199,6 +349,106 @@ cdef int64_t bbpe_decode_into(const bbpe_model* model, const int64_t* ids, size_
     return out
 
 
+cdef inline int _utf8_need(const uint8_t* p, int n) noexcept nogil:
+    """For the bytes p[0:n] that start with a lead byte: how many bytes its char needs,
+    0 if they can never be (the start of) a valid UTF-8 char."""
+    cdef uint8_t c = p[0]
+    cdef int need, k
+    cdef uint8_t lo = 0x80, hi = 0xBF
+    if c < 0x80:
+        return 1
+    if 0xC2 <= c <= 0xDF:
+        need = 2
+    elif 0xE0 <= c <= 0xEF:
+        need = 3
+        if c == 0xE0:
+            lo = 0xA0
+        elif c == 0xED:
+            hi = 0x9F  # no surrogates
+    elif 0xF0 <= c <= 0xF4:
+        need = 4
+        if c == 0xF0:
+            lo = 0x90
+        elif c == 0xF4:
+            hi = 0x8F
+    else:
+        return 0
+    for k in range(1, min(n, need)):
+        if not ((lo if k == 1 else 0x80) <= p[k] <= (hi if k == 1 else 0xBF)):
+            return 0
+    return need
+
+
+cdef int64_t bbpe_decode_stream(const bbpe_model* model, bbpe_stream* state, int64_t token,
+                                uint8_t* dst, size_t cap) noexcept nogil:
+    """Append one id's bytes; write out whole chars, keep an unfinished one (see .pxd)."""
+    cdef uint8_t buf[BBPE_KEY_BYTES + 8]
+    cdef int n, i = 0, need
+    cdef size_t out = 0
+    if token < 0 or token >= model.n_keys:
+        return BBPE_ERR_UNKNOWN_ID
+    if cap < <size_t>(state.npending + model.lens[token]):
+        return BBPE_ERR_CAPACITY
+    memcpy(buf, state.pending, state.npending)
+    memcpy(buf + state.npending, model.keys + BBPE_KEY_BYTES * token, model.lens[token])
+    n = state.npending + model.lens[token]
+    while i < n:
+        need = _utf8_need(buf + i, n - i)
+        if need == 0:
+            need = 1  # never valid: let it through, the caller's error policy decides
+        elif i + need > n:
+            break  # a char still coming: keep it
+        memcpy(dst + out, buf + i, need)
+        out += need
+        i += need
+    state.npending = n - i
+    memcpy(state.pending, buf + i, state.npending)
+    return out
+
+
+cdef int64_t bbpe_stream_flush(bbpe_stream* state, uint8_t* dst, size_t cap) noexcept nogil:
+    cdef int64_t n = state.npending
+    if cap < <size_t>n:
+        return BBPE_ERR_CAPACITY
+    memcpy(dst, state.pending, n)
+    state.npending = 0
+    return n
+
+
+# ----------------------------------------------------------------------------- building
+
+cdef size_t _last_char_start(const uint8_t* k, size_t n) noexcept nogil:
+    """Where the last char of a key starts, cutting by lead byte from its first byte."""
+    cdef size_t pos = 0, last = 0
+    while pos < n:
+        last = pos
+        pos += _char_len(k[pos])
+    return last
+
+
+cdef uint64_t _key_code(const uint8_t* k, size_t start, size_t n) noexcept nogil:
+    """The code of the char of key k at ``start`` (cut short by the key's end, as a char
+    cut by a piece's end is)."""
+    cdef size_t full = _char_len(k[start]), have = n - start, i
+    cdef uint64_t code = 0
+    if have > full:
+        have = full
+    for i in range(have):
+        code |= (<uint64_t>k[start + i]) << (8 * i)
+    return code | (<uint64_t>have << _CODE_LEN_SHIFT)
+
+
+cdef void _insert(bbpe_model* m, uint64_t key, int64_t node) noexcept nogil:
+    cdef uint64_t i = (key * _GOLDEN) >> m.trans_shift
+    cdef bbpe_transition* t = <bbpe_transition*>m.trans
+    while t[i].key != 0 and t[i].key != key:
+        i = (i + 1) & m.trans_mask
+    t[i].key = key
+    t[i].node = node
+    if (key >> _NODE_SHIFT) == _ROOT and ((key >> _CODE_LEN_SHIFT) & 7) == 1:
+        m.root_byte[key & 0xFF] = <int32_t>node
+
+
 # ----------------------------------------------------------------------------- Python level
 
 cdef class Model:
@@ -214,12 +464,18 @@ cdef class Model:
 
     def __cinit__(self, bytes keys, bytes lens):
         cdef Py_ssize_t n = len(lens), i
-        cdef uint64_t size = 16, h, slot
+        cdef uint64_t size = 16, slot, h
         cdef const uint8_t* k
+        cdef size_t klen, start
         if len(keys) != BBPE_KEY_BYTES * n:
             raise ValueError("keys must hold 24 bytes per id")
         self._keys = keys
         self._lens = lens
+        self.view.n_keys = n
+        self.view.keys = <const uint8_t*>PyBytes_AS_STRING(keys)
+        self.view.lens = <const uint8_t*>PyBytes_AS_STRING(lens)
+        memset(self.view.byte_ids, 0xFF, sizeof(self.view.byte_ids))
+        # the byte index (lookup by bytes)
         while size < 2 * <uint64_t>n:
             size *= 2
         self._table = <int64_t*>malloc(size * sizeof(int64_t))
@@ -227,31 +483,75 @@ cdef class Model:
             raise MemoryError()
         for i in range(<Py_ssize_t>size):
             self._table[i] = -1
-        memset(self.view.byte_ids, 0xFF, sizeof(self.view.byte_ids))
-        self.view.n_keys = n
-        self.view.keys = <const uint8_t*>PyBytes_AS_STRING(keys)
-        self.view.lens = <const uint8_t*>PyBytes_AS_STRING(lens)
         self.view.table = self._table
         self.view.table_mask = size - 1
         for i in range(n):
             k = self.view.keys + BBPE_KEY_BYTES * i
-            if self.view.lens[i] > BBPE_KEY_BYTES:
-                raise ValueError(f"id {i}: key length {self.view.lens[i]} > 24")
-            if bbpe_lookup(&self.view, k, self.view.lens[i]) >= 0:
+            klen = self.view.lens[i]
+            if klen > BBPE_KEY_BYTES or klen == 0:
+                raise ValueError(f"id {i}: key length {klen} is not in 1..24")
+            if bbpe_lookup(&self.view, k, klen) >= 0:
                 raise ValueError(f"id {i}: its key is already the key of another id")
-            h = _fnv(_FNV_OFFSET, k, self.view.lens[i])
-            slot = _slot(h) & self.view.table_mask
+            h = _fnv(_FNV_OFFSET, k, klen)
+            slot = ((h ^ (h >> 32)) * _GOLDEN >> 16) & self.view.table_mask
             while self._table[slot] >= 0:
                 slot = (slot + 1) & self.view.table_mask
             self._table[slot] = i
-            if self.view.lens[i] == 1:
+            if klen == 1:
                 self.view.byte_ids[k[0]] = i
         for i in range(256):
             if self.view.byte_ids[i] < 0:
                 raise ValueError(f"the vocabulary has no key for byte 0x{i:02x}")
+        self._build_transitions()
+        self._ints = tuple(range(n))
+
+    cdef _build_transitions(self):
+        cdef int64_t n = self.view.n_keys, i, parent, nvirtual = 0
+        cdef uint64_t size = 16
+        cdef int shift = 60
+        cdef const uint8_t* k
+        cdef size_t klen, start
+        # at most one entry per key and one per virtual node (rarely more than a few):
+        # room for n * 5/4 entries at load 1/2, never full even if every key had one
+        while size < 2 * <uint64_t>(n + n // 4 + 1):
+            size *= 2
+            shift -= 1
+        self._trans = <bbpe_transition*>malloc(size * sizeof(bbpe_transition))
+        if self._trans == NULL:
+            raise MemoryError()
+        memset(self._trans, 0, size * sizeof(bbpe_transition))
+        self.view.trans = self._trans
+        self.view.trans_mask = size - 1
+        self.view.trans_shift = shift
+        for i in range(256):
+            self.view.root_byte[i] = -1
+        # single chars first, so that every key's first char has a node
+        for i in range(n):
+            k = self.view.keys + BBPE_KEY_BYTES * i
+            klen = self.view.lens[i]
+            if _last_char_start(k, klen) == 0:
+                _insert(&self.view, (_ROOT << _NODE_SHIFT) | _key_code(k, 0, klen), i)
+        for i in range(n):
+            k = self.view.keys + BBPE_KEY_BYTES * i
+            klen = self.view.lens[i]
+            start = _last_char_start(k, klen)
+            if start == 0:
+                continue
+            parent = bbpe_lookup(&self.view, k, start)
+            if parent < 0:
+                if _last_char_start(k, start) != 0:
+                    continue  # a longer prefix is no key: the greedy can never reach this one
+                # the first char is no key but starts this one: a virtual node for it
+                parent = _step(&self.view, _ROOT, _key_code(k, 0, start))
+                if parent < 0:
+                    parent = n + nvirtual
+                    nvirtual += 1
+                    _insert(&self.view, (_ROOT << _NODE_SHIFT) | _key_code(k, 0, start), parent)
+            _insert(&self.view, (<uint64_t>parent << _NODE_SHIFT) | _key_code(k, start, klen), i)
 
     def __dealloc__(self):
         free(self._table)
+        free(self._trans)
 
     @property
     def n_keys(self):
@@ -261,46 +561,183 @@ cdef class Model:
         """Id of the key, or -1."""
         return bbpe_lookup(&self.view, &key[0] if key.shape[0] else NULL, key.shape[0])
 
-    def encode(self, const uint8_t[::1] data, bint bug_compat=False):
-        """UTF-8 bytes -> list of ids."""
-        cdef size_t n = data.shape[0], cap = n + 16
-        cdef int64_t count
-        cdef int64_t* buf
-        cdef const uint8_t* src = &data[0] if n else NULL
+    # ------------------------------------------------------------------ encoding
+
+    cdef list _as_list(self, const int32_t* ids, int64_t count):
+        cdef list out = PyList_New(count)
+        cdef PyObject** items = (<PyListObject*>out).ob_item
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
+        cdef PyObject* item
+        cdef int64_t i
+        for i in range(count):
+            item = ints[ids[i]]
+            Py_INCREF(<object>item)  # the list owns a reference to each shared int
+            items[i] = item
+        return out
+
+    def encode(self, data, bint bug_compat=False):
+        """A str (UTF-8, lone surrogates with surrogatepass) or bytes-like -> list of ids."""
+        cdef _text t
+        cdef const uint8_t[::1] view
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
-        while True:
-            buf = <int64_t*>malloc(cap * sizeof(int64_t))
+        cdef int64_t count
+        cdef int32_t small[512]
+        cdef int32_t* buf = &small[0]
+        cdef uint8_t* scratch = NULL
+        cdef size_t scratch_size = 0, cap
+        if PyBytes_CheckExact(data) or PyUnicode_CheckExact(data):
+            _as_text(data, &t)
+        else:
+            view = data
+            t.kind = 0
+            t.length = view.shape[0]
+            t.data = &view[0] if t.length else NULL
+        # ids <= bytes, + 3 per piece with bug_compat; a str's UTF-8 size bounds its bytes
+        cap = _utf8_size(t) * (4 if bug_compat else 1) + 16
+        if cap > 512:
+            buf = <int32_t*>malloc(cap * sizeof(int32_t))
             if buf == NULL:
                 raise MemoryError()
-            with nogil:
-                count = bbpe_encode_into(&self.view, src, n, buf, cap, flags)
-            if count != BBPE_ERR_CAPACITY:
-                break
-            free(buf)
-            cap = 4 * n + 16  # every id covers a byte, or a NUL padding a cut char (<= 3 per piece)
         try:
-            return [buf[i] for i in range(count)]
+            if t.length < _NOGIL_BYTES:
+                count = _encode_text(&self.view, t, buf, cap, flags, &scratch, &scratch_size)
+            else:
+                with nogil:
+                    count = _encode_text(&self.view, t, buf, cap, flags, &scratch, &scratch_size)
+            if count < 0:
+                raise MemoryError()
+            return self._as_list(buf, count)
         finally:
-            free(buf)
+            free(scratch)
+            if buf != &small[0]:
+                free(buf)
 
-    def encode_lines(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat=False):
-        """Encode the training texts of a block of whole lines (QUIRKS Q18).
+    def encode_ids(self, data, bint bug_compat=False):
+        """Like ``encode``, but the ids as a bytearray of native int32."""
+        cdef const uint8_t[::1] view = data
+        cdef Py_ssize_t n = view.shape[0]
+        cdef const uint8_t* src = &view[0] if n else NULL
+        cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
+        cdef size_t cap = _bound(src, n, flags)
+        out = bytearray(cap * sizeof(int32_t))
+        cdef int32_t* dst = <int32_t*><char*>out
+        cdef int64_t count
+        with nogil:
+            count = bbpe_encode_into32(&self.view, src, n, dst, cap, flags)
+        del out[count * sizeof(int32_t):]
+        return out
 
-        Every non-empty line is a text; a line followed by an empty line, or the block's
-        last line when ``last_para_end``, is encoded with its LF. Returns two bytearrays of
-        native int64: the length of each text's encoding, and all the ids.
+    cdef int64_t _encode_many(self, list texts, int flags, int32_t** ids_out, int64_t* offs) except -2:
+        """Encode texts (str or bytes) with the GIL released; offs[0..m] bound each text's
+        ids in *ids_out (malloc'd: the caller frees it)."""
+        cdef Py_ssize_t m = len(texts), i
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef size_t total = 0
+        cdef int64_t count = 0, out = 0
+        cdef int32_t* dst = NULL
+        cdef uint8_t* scratch = NULL
+        cdef size_t scratch_size = 0
+        if ts == NULL:
+            raise MemoryError()
+        try:
+            for i in range(m):
+                _as_text(texts[i], &ts[i])
+                total += _utf8_size(ts[i]) * (4 if flags else 1) + 16
+            dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))  # untouched beyond what is written
+            if dst == NULL:
+                raise MemoryError()
+            with nogil:
+                offs[0] = 0
+                for i in range(m):
+                    count = _encode_text(&self.view, ts[i], dst + out, total - out, flags, &scratch, &scratch_size)
+                    if count < 0:
+                        break
+                    out += count
+                    offs[i + 1] = out
+            if count < 0:
+                raise MemoryError()
+            ids_out[0] = dst
+            dst = NULL
+            return out
+        finally:
+            free(ts)
+            free(dst)
+            free(scratch)
+
+    def encode_many(self, list texts, bint bug_compat=False):
+        """Encode a list of str or bytes; the GIL is released while encoding.
+
+        Returns (ids, offsets): bytes of native int32 ids and int64 offsets (text i is
+        ids[offsets[i]:offsets[i + 1]]).
         """
-        cdef size_t n = data.shape[0], a = 0, b, i, lt = 0, nlf = 0
+        cdef Py_ssize_t m = len(texts)
+        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+        cdef int32_t* ids = NULL
+        cdef int64_t count
+        if offs == NULL:
+            raise MemoryError()
+        try:
+            count = self._encode_many(texts, BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
+            return (PyBytes_FromStringAndSize(<char*>ids, count * sizeof(int32_t)),
+                    PyBytes_FromStringAndSize(<char*>offs, (m + 1) * sizeof(int64_t)))
+        finally:
+            free(offs)
+            free(ids)
+
+    def encode_lists(self, list texts, bint bug_compat=False):
+        """Encode a list of str or bytes into a list of lists of ids: the encoding runs
+        without the GIL, so threads that each take a slice of a batch overlap."""
+        cdef Py_ssize_t m = len(texts), i
+        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+        cdef int32_t* ids = NULL
+        cdef list out
+        cdef object one
+        if offs == NULL:
+            raise MemoryError()
+        try:
+            self._encode_many(texts, BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
+            out = PyList_New(m)
+            for i in range(m):
+                one = self._as_list(ids + offs[i], offs[i + 1] - offs[i])
+                Py_INCREF(one)
+                PyList_SET_ITEM(out, i, one)
+            return out
+        finally:
+            free(offs)
+            free(ids)
+
+    def as_lists(self, ids, offsets):
+        """(ids, offsets) from ``encode_many`` -> a list of lists of ids."""
+        cdef const int64_t[::1] offv = memoryview(offsets).cast("q")
+        cdef Py_ssize_t m = offv.shape[0] - 1, i
+        if len(ids) == 0:
+            return [[] for i in range(m)]
+        cdef const int32_t[::1] idv = memoryview(ids).cast("i")
+        cdef list out = PyList_New(m)
+        cdef object one
+        for i in range(m):
+            one = self._as_list(&idv[0] + offv[i], offv[i + 1] - offv[i])
+            Py_INCREF(one)
+            PyList_SET_ITEM(out, i, one)
+        return out
+
+    def encode_lines(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat=False, bint training=True):
+        """Encode a block of whole lines.
+
+        ``training=True`` gives the training texts (QUIRKS Q18): every non-empty line; a
+        line followed by an empty line, or the block's last line when ``last_para_end``,
+        is encoded with its LF. ``training=False`` encodes every line, empty ones
+        included, without its LF. Returns two bytearrays of native int64: the length of
+        each text's encoding, and all the ids.
+        """
+        cdef size_t n = data.shape[0], a = 0, b, nlf = 0
         cdef const uint8_t* src = &data[0] if n else NULL
         cdef const uint8_t* p
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
         cdef int64_t count = 0, out = 0, ntexts = 0
-        for i in range(n):
-            lt += src[i] == 60
-            nlf += src[i] == 10
-        # an id covers an input byte, or (bug_compat) a NUL padding a cut char: at most 3
-        # per piece, and a text has at most 2 pieces per '<' plus one
-        cdef size_t cap = n + 1 + 3 * (2 * lt + nlf + 2)
+        cdef size_t cap = _bound(src, n, flags) + 1 + 3 * n // 2 * (flags & BBPE_BUG_COMPAT)
+        for b in range(n):
+            nlf += src[b] == 10
         ids = bytearray(cap * sizeof(int64_t))
         lengths = bytearray((nlf + 1) * sizeof(int64_t))
         cdef int64_t* dst = <int64_t*><char*>ids
@@ -311,9 +748,8 @@ cdef class Model:
                 if p == NULL:
                     break  # a last line without LF: below
                 b = p - src
-                if b > a:
-                    # the text keeps its LF where the paragraph ends
-                    if (b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end):
+                if b > a or not training:
+                    if training and ((b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end)):
                         count = bbpe_encode_into(&self.view, src + a, b + 1 - a, dst + out, cap - out, flags)
                     else:
                         count = bbpe_encode_into(&self.view, src + a, b - a, dst + out, cap - out, flags)
@@ -324,7 +760,7 @@ cdef class Model:
                     out += count
                 a = b + 1
         if a < n and count >= 0:  # the end of the file, without LF: add it if it ends a paragraph
-            text = bytes(data[a:n]) + (b"\n" if last_para_end else b"")
+            text = bytes(data[a:n]) + (b"\n" if training and last_para_end else b"")
             count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + out,
                                      cap - out, flags)
             lens[ntexts] = count
@@ -336,17 +772,181 @@ cdef class Model:
         del lengths[ntexts * sizeof(int64_t):]
         return lengths, ids
 
-    def decode(self, const int64_t[::1] ids):
-        """Array of int64 ids -> bytes. Raises UnknownIdError."""
-        cdef size_t n = ids.shape[0], bad = 0
-        cdef const int64_t* src = &ids[0] if n else NULL
-        cdef int64_t size, written
-        with nogil:
+    # ------------------------------------------------------------------ decoding
+
+    cdef object _decode(self, object ids, const char* errors):
+        """bytes (errors NULL) or str of the ids: a list, or a buffer of native int64."""
+        cdef const int64_t[::1] view
+        cdef int64_t small_ids[256]
+        cdef int64_t* owned = NULL
+        cdef const int64_t* src
+        cdef Py_ssize_t n
+        cdef size_t bad = 0
+        cdef int64_t size
+        cdef uint8_t small[2048]
+        cdef uint8_t* dst = &small[0]
+        try:
+            if PyList_CheckExact(ids):
+                n = _list_ids(ids, self.view.n_keys, small_ids, 256, &owned)
+                src = owned
+            else:
+                view = ids
+                n = view.shape[0]
+                src = &view[0] if n else NULL
             size = bbpe_decoded_size(&self.view, src, n, &bad)
-        if size == BBPE_ERR_UNKNOWN_ID:
-            raise UnknownIdError(ids[bad], bad, self.view.n_keys)
-        out = PyBytes_FromStringAndSize(NULL, size)
-        cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
-        with nogil:
-            written = bbpe_decode_into(&self.view, src, n, dst, size, &bad)
-        return out
+            if size == BBPE_ERR_UNKNOWN_ID:
+                raise UnknownIdError(src[bad], bad, self.view.n_keys)
+            if size > 2048:
+                dst = <uint8_t*>malloc(size)
+                if dst == NULL:
+                    raise MemoryError()
+            if size < <int64_t>_NOGIL_BYTES:
+                bbpe_decode_into(&self.view, src, n, dst, size, &bad)
+            else:
+                with nogil:
+                    bbpe_decode_into(&self.view, src, n, dst, size, &bad)
+            if errors == NULL:
+                return PyBytes_FromStringAndSize(<char*>dst, size)
+            return PyUnicode_DecodeUTF8(<char*>dst, size, errors)
+        finally:
+            if owned != &small_ids[0]:
+                free(owned)
+            if dst != &small[0]:
+                free(dst)
+
+    def decode(self, ids):
+        """Ids (a list of ints, or a buffer of native int64) -> bytes. Raises UnknownIdError."""
+        return self._decode(ids, NULL)
+
+    def decode_str(self, ids, str errors="replace"):
+        """Ids -> str, the bytes decoded as UTF-8 with ``errors``."""
+        if errors == "replace":
+            return self._decode(ids, b"replace")
+        cdef bytes e = errors.encode()
+        return self._decode(ids, e)
+
+
+cdef int64_t _list_ids(object ids, int64_t n_keys, int64_t* small, Py_ssize_t nsmall, int64_t** out) except -1:
+    """The ids of a list, checked, into small[] or a malloc'd array (*out, which the
+    caller frees when it is not small)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(ids), i
+    cdef int64_t kid
+    cdef int overflow = 0
+    cdef int64_t* buf = small if n <= nsmall else <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    if buf == NULL:
+        raise MemoryError()
+    out[0] = buf
+    for i in range(n):
+        item = <object>PyList_GET_ITEM(ids, i)
+        if PyLong_CheckExact(item):
+            kid = PyLong_AsLongLongAndOverflow(item, &overflow)
+            if overflow:
+                raise UnknownIdError(item, i, n_keys)
+        else:
+            kid = _as_id(item, i, n_keys)
+        if kid < 0 or kid >= n_keys:
+            raise UnknownIdError(item, i, n_keys)
+        buf[i] = kid
+    return n
+
+
+cdef int64_t _as_id(object item, Py_ssize_t pos, int64_t n_keys) except? -2:
+    # a list item that is not exactly an int: bool, numpy integer... or junk
+    if isinstance(item, float) or not hasattr(item, "__index__"):
+        raise TypeError(f"ids must be integers, got {type(item).__name__} at position {pos}")
+    value = item.__index__()
+    if not -(1 << 63) <= value < (1 << 63):
+        raise UnknownIdError(value, pos, n_keys)
+    return value
+
+
+cdef class StreamDecoder:
+    """Decodes ids one at a time and gives back only whole UTF-8 chars (for streaming
+    generation). ``feed(ids)`` -> str; ``flush()`` -> what is left (errors policy).
+
+    >>> d = tok.decoder()                                   # doctest: +SKIP
+    >>> d.feed([228]), d.feed([185]), d.feed([157])          # doctest: +SKIP
+    ('', '', '九')
+    """
+
+    cdef Model model
+    cdef bbpe_stream state
+    cdef str errors
+
+    def __cinit__(self, Model model, str errors="replace"):
+        self.model = model
+        self.errors = errors
+        self.state.npending = 0
+
+    def feed(self, ids):
+        """One id or an iterable of ids -> the whole chars they complete, as str."""
+        cdef uint8_t buf[64]
+        cdef int64_t written, kid
+        cdef Py_ssize_t pos = 0
+        parts = []
+        cdef int overflow = 0
+        for item in ((ids,) if isinstance(ids, int) else ids):
+            if PyLong_CheckExact(item):
+                kid = PyLong_AsLongLongAndOverflow(item, &overflow)
+                if overflow:
+                    raise UnknownIdError(item, pos, self.model.view.n_keys)
+            else:
+                kid = _as_id(item, pos, self.model.view.n_keys)
+            written = bbpe_decode_stream(&self.model.view, &self.state, kid, buf, sizeof(buf))
+            if written == BBPE_ERR_UNKNOWN_ID:
+                raise UnknownIdError(item, pos, self.model.view.n_keys)
+            if written:
+                parts.append(PyBytes_FromStringAndSize(<char*>buf, written))
+            pos += 1
+        return b"".join(parts).decode("utf-8", self.errors)
+
+    def flush(self):
+        """The bytes of an unfinished char, decoded with the errors policy; resets."""
+        cdef uint8_t buf[16]
+        cdef int64_t written = bbpe_stream_flush(&self.state, buf, sizeof(buf))
+        return PyBytes_FromStringAndSize(<char*>buf, written).decode("utf-8", self.errors)
+
+    @property
+    def pending(self):
+        """The bytes held back, waiting for the rest of their char."""
+        return PyBytes_FromStringAndSize(<char*>self.state.pending, self.state.npending)
+
+
+# ----------------------------------------------------------------------------- the C API
+#
+# Plain C extensions reach the functions above through this capsule; bbpe/bbpe.h declares
+# the same struct (keep them in step, and bump BBPE_CAPI_VERSION on any change).
+
+ctypedef struct bbpe_capi:
+    int version
+    const bbpe_model* (*model_view)(object) noexcept
+    int64_t (*encode_into)(const bbpe_model*, const uint8_t*, size_t, int64_t*, size_t, int) noexcept nogil
+    int64_t (*encode_into32)(const bbpe_model*, const uint8_t*, size_t, int32_t*, size_t, int) noexcept nogil
+    int64_t (*decoded_size)(const bbpe_model*, const int64_t*, size_t, size_t*) noexcept nogil
+    int64_t (*decode_into)(const bbpe_model*, const int64_t*, size_t, uint8_t*, size_t, size_t*) noexcept nogil
+    int64_t (*decode_stream)(const bbpe_model*, bbpe_stream*, int64_t, uint8_t*, size_t) noexcept nogil
+    int64_t (*stream_flush)(bbpe_stream*, uint8_t*, size_t) noexcept nogil
+    int64_t (*lookup)(const bbpe_model*, const uint8_t*, size_t) noexcept nogil
+
+BBPE_CAPI_VERSION = 1
+
+
+cdef const bbpe_model* _model_view(object model) noexcept:
+    """The view of a Model (borrowed: keep the object alive), or NULL with TypeError set."""
+    if isinstance(model, Model):
+        return &(<Model>model).view
+    PyErr_SetString(TypeError, "expected a bbpe.codec.Model (Tokenizer.model)")
+    return NULL
+
+
+cdef bbpe_capi _CAPI
+_CAPI.version = BBPE_CAPI_VERSION
+_CAPI.model_view = _model_view
+_CAPI.encode_into = bbpe_encode_into
+_CAPI.encode_into32 = bbpe_encode_into32
+_CAPI.decoded_size = bbpe_decoded_size
+_CAPI.decode_into = bbpe_decode_into
+_CAPI.decode_stream = bbpe_decode_stream
+_CAPI.stream_flush = bbpe_stream_flush
+_CAPI.lookup = bbpe_lookup
+_C_API = PyCapsule_New(&_CAPI, "bbpe.codec._C_API", NULL)

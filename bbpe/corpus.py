@@ -115,6 +115,10 @@ class Corpus:
                           for line in lines)
         return cls(lambda: iter((data,)), gbk=gbk, size=len(data))
 
+    def chunks(self) -> Iterator[bytes]:
+        """The raw bytes, in chunks."""
+        return self._chunks()
+
     def texts(self) -> Iterator[bytes]:
         """The training texts as ``Train`` and ``Encode`` see them (after ``ToUTF8``)."""
         texts = paragraph_texts(split_lines(self._chunks()))

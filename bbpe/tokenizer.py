@@ -6,10 +6,12 @@ in ``binfile.py``. Importing this module does not import numba; only training do
 
 from __future__ import annotations
 
+import functools
 import os
 from array import array
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -17,14 +19,14 @@ import numpy as np
 
 from . import binfile
 try:
-    from .codec import Model
+    from .codec import Model, StreamDecoder
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
         f"bbpe's compiled codec is missing from {Path(__file__).parent}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
 from .errors import UnknownIdError
-from .corpus import Corpus
+from .corpus import Corpus, split_lines
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
 from .vocab import BOS, EOS, PAD, key_matrix
@@ -208,15 +210,66 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ encoding
 
-    def encode(self, text: str | bytes, *, gbk: bool = False, bug_compat: bool | None = None) -> list[int]:
+    def encode(self, text: str | bytes, *, gbk: bool = False, bug_compat: bool | None = None,
+               out: str = "list") -> list[int] | np.ndarray:
         """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
         ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
+        ``out="numpy"`` returns a uint32 array instead of a list.
 
         >>> tok.encode("床前明月光")                                     # doctest: +SKIP
-        [263, 264, ...]
+        [229, 186, 138, 323, 400, 277]
         """
         compat = self.bug_compat if bug_compat is None else bug_compat
+        if out == "list" and not gbk:
+            return self._model.encode(text, compat)  # a str is converted in C
+        if out == "numpy":
+            return np.frombuffer(self._model.encode_ids(self._utf8(text, gbk), compat), dtype=np.uint32)
+        _check_out(out)
         return self._model.encode(self._utf8(text, gbk), compat)
+
+    def encode_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None, gbk: bool = False,
+                     bug_compat: bool | None = None, out: str = "list") -> list[list[int]] | list[np.ndarray]:
+        """Encode many texts on ``num_threads`` threads (default: every core); the GIL is
+        released while encoding. Returns one list (or uint32 array) per text, in order."""
+        compat = self.bug_compat if bug_compat is None else bug_compat
+        _check_out(out)
+        data = [self._utf8(t, gbk) for t in texts] if gbk else [t if type(t) in (str, bytes) else bytes(t) for t in texts]
+        threads = max(1, min(num_threads or os.cpu_count() or 1, len(data) or 1))
+        work = self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
+        if threads == 1:
+            return work(data, compat)
+        # more slices than threads: while one thread builds its lists (GIL), others encode
+        step = max(1, -(-len(data) // (4 * threads)))
+        chunks = [data[i : i + step] for i in range(0, len(data), step)]
+        result: list = []
+        for part in _pool(threads).map(lambda chunk: work(chunk, compat), chunks):
+            result += part
+        return result
+
+    def encode_file(self, path: str | os.PathLike[str], *, gbk: bool = False, bug_compat: bool | None = None,
+                    out: str = "list") -> Iterator[list[int] | np.ndarray]:
+        """The ids of every line of a file, one line at a time, in constant memory.
+
+        Lines are cut as ``std::getline`` cuts them (the LF is not encoded, CR stays); the
+        file is read in blocks of whole lines, each encoded with the GIL released.
+        """
+        compat = self.bug_compat if bug_compat is None else bug_compat
+        _check_out(out)
+        source = Corpus.from_file(path)
+        if gbk:
+            for line in split_lines(source.chunks()):
+                yield self.encode(line, gbk=True, bug_compat=compat, out=out)
+            return
+        for block, _ in source.line_blocks():
+            lengths, ids = self._model.encode_lines(block, False, compat, training=False)
+            bounds = np.concatenate(([0], np.cumsum(np.frombuffer(lengths, dtype=np.int64))))
+            flat = np.frombuffer(ids, dtype=np.int64)
+            if out == "list":
+                offsets = np.ascontiguousarray(bounds, dtype=np.int64).tobytes()
+                yield from self._model.as_lists(flat.astype(np.int32).tobytes(), offsets)
+            else:
+                flat32 = flat.astype(np.uint32)
+                yield from (flat32[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
     @staticmethod
     def _utf8(text: str | bytes, gbk: bool) -> bytes:
@@ -232,20 +285,35 @@ class Tokenizer:
     def decode_bytes(self, ids: Iterable[int], *, gbk: bool = False) -> bytes:
         """Ids -> the exact bytes (UTF-8), or with ``gbk=True`` what the reference's ``ToGBK``
         makes of them. Raises UnknownIdError naming the id and its position."""
-        data = self._model.decode(_id_array(ids, len(self._keys)))
+        data = self._model.decode(ids if type(ids) is list else _id_array(ids, len(self._keys)))
         return utf8_to_gbk(data) if gbk else data
+
+    def decoder(self, errors: str = "replace") -> StreamDecoder:
+        """An incremental decoder: ``feed(ids)`` returns only whole chars, so a stream of
+        generated ids can be shown as it comes; ``flush()`` returns what is left.
+
+        >>> d = tok.decoder(); d.feed(228), d.feed(185), d.feed(157)   # doctest: +SKIP
+        ('', '', '九')
+        """
+        return StreamDecoder(self._model, errors)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Ids -> str; bytes that are not valid UTF-8 follow ``errors`` (as ``bytes.decode``).
 
         ``decode(encode(s), errors="surrogatepass") == s`` for every str ``s``.
         """
-        return self._model.decode(_id_array(ids, len(self._keys))).decode("utf-8", errors)
+        return self._model.decode_str(ids if type(ids) is list else _id_array(ids, len(self._keys)), errors)
 
     # ------------------------------------------------------------------ vocabulary
 
     def __len__(self) -> int:
         return len(self._keys)
+
+    @property
+    def model(self) -> Model:
+        """The compiled vocabulary (``bbpe.codec.Model``): what Cython code cimports and
+        C code reaches through the capsule (README, "Cython and C API")."""
+        return self._model
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one id."""
@@ -323,6 +391,25 @@ def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
 
 
 _INT64_MAX = (1 << 63) - 1
+
+
+def _encode_arrays(model: Model, texts: list, compat: bool) -> list[np.ndarray]:
+    ids, offsets = model.encode_many(texts, compat)
+    flat = np.frombuffer(ids, dtype=np.uint32)
+    bounds = np.frombuffer(offsets, dtype=np.int64).tolist()
+    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@functools.lru_cache(maxsize=None)
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """One long-lived pool per thread count (starting threads per call would cost more
+    than small batches take)."""
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bbpe")
+
+
+def _check_out(out: str) -> None:
+    if out not in ("list", "numpy"):
+        raise ValueError(f"out must be 'list' or 'numpy', got {out!r}")
 
 
 def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:

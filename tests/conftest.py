@@ -28,6 +28,8 @@ SONG100 = DATA / "corpora" / "song100.txt"
 
 from oracle import Oracle  # noqa: E402
 
+__all__ = ["DATA", "REFERENCE", "REPO", "SONG100", "TANG300", "TESTS", "Oracle"]
+
 
 @pytest.fixture(scope="session")
 def oracle(tmp_path_factory: pytest.TempPathFactory) -> Oracle:

@@ -1,0 +1,80 @@
+"""The C-level API, from the outside: the example consumers built against the installed bbpe."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import DATA, REPO
+
+import bbpe
+
+EXAMPLES = REPO / "examples"
+
+
+def build(example: str, tmp_path) -> str:
+    """Copy an example out of the checkout, build it in place, return its directory."""
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    pytest.importorskip("Cython")
+    src = tmp_path / example
+    shutil.copytree(EXAMPLES / example, src)
+    r = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=src, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return str(src)
+
+
+def run(where: str, code: str) -> str:
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=where, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+def test_header_and_pxd_are_installed():
+    from pathlib import Path
+
+    assert (Path(bbpe.get_include()) / "bbpe.h").exists()
+    assert (Path(bbpe.__file__).parent / "codec.pxd").exists()
+    assert (Path(bbpe.__file__).parent / "__init__.pxd").exists()
+
+
+def test_cython_consumer_encodes_in_prange(tmp_path):
+    where = build("cython_consumer", tmp_path)
+    out = run(where, f"""
+        import random, bbpe
+        from cython_consumer import count_tokens
+        tok = bbpe.Tokenizer.load({str(DATA / "golden" / "tang300_v1.bin")!r})
+        lines = open({str(REPO / "data" / "tang300.txt")!r}, "rb").read().split(b"\\n")
+        rng = random.Random(0)
+        texts = lines + [bytes(rng.randrange(256) for _ in range(rng.randrange(60))) for _ in range(500)]
+        for compat in (False, True):
+            got = count_tokens(tok.model, texts, num_threads=2, bug_compat=compat)
+            assert got == [len(tok.encode(t, bug_compat=compat)) for t in texts]
+        print("ok", len(texts))
+    """)
+    assert out.startswith("ok")
+
+
+def test_plain_c_consumer(tmp_path):
+    where = build("c_consumer", tmp_path)
+    out = run(where, f"""
+        import random, bbpe, bbpe_c_demo
+        tok = bbpe.Tokenizer.load({str(DATA / "golden" / "tang300_v800.bin")!r})
+        rng = random.Random(1)
+        for text in [b"", "床前明月光".encode(), b"<S>abc</S>"] + [rng.randbytes(rng.randrange(80)) for _ in range(300)]:
+            ids = bbpe_c_demo.encode(tok.model, text)
+            assert ids == tok.encode(text), text
+            assert bbpe_c_demo.decode(tok.model, ids) == text
+        try:
+            bbpe_c_demo.encode(object(), b"x")
+        except TypeError as err:
+            assert "bbpe.codec.Model" in str(err)
+        else:
+            raise AssertionError("no TypeError")
+        print("ok")
+    """)
+    assert out.startswith("ok")

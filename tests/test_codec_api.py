@@ -1,0 +1,94 @@
+"""encode(out="numpy"), encode_batch, encode_file and the incremental decoder."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from conftest import DATA, TANG300
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bbpe
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return bbpe.Tokenizer.load(DATA / "golden" / "tang300_v1.bin")
+
+
+def lines_of(seed: int, count: int = 300) -> list[bytes]:
+    rng = random.Random(seed)
+    poems = TANG300.read_bytes().split(b"\n")
+    out = []
+    for _ in range(count):
+        r = rng.random()
+        out.append(rng.choice(poems) if r < 0.6 else rng.randbytes(rng.randrange(40)) if r < 0.8
+                   else "".join(rng.choice("天地人<>/S，。ab\r") for _ in range(rng.randrange(30))).encode())
+    return out
+
+
+def test_numpy_output(tok):
+    for line in lines_of(1):
+        arr = tok.encode(line, out="numpy")
+        assert arr.dtype == np.uint32 and arr.tolist() == tok.encode(line)
+    with pytest.raises(ValueError, match="out must be"):
+        tok.encode("x", out="tuple")
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 3, 8])
+def test_batch_equals_one_by_one(tok, threads):
+    texts = lines_of(threads or 0)
+    texts[5] = texts[5].decode("utf-8", "surrogateescape")  # a str among bytes
+    expected = [tok.encode(t) for t in texts]
+    assert tok.encode_batch(texts, num_threads=threads) == expected
+    assert [a.tolist() for a in tok.encode_batch(texts, num_threads=threads, out="numpy")] == expected
+    assert tok.encode_batch(texts, num_threads=threads, bug_compat=True) == [tok.encode(t, bug_compat=True) for t in texts]
+    assert tok.encode_batch([]) == []
+
+
+def test_encode_file_streams_every_line(tok, tmp_path):
+    lines = lines_of(7)
+    lines = [line.replace(b"\n", b"") for line in lines] + [b"", b"last line, no LF"]
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"\n".join(lines))
+    assert list(tok.encode_file(path)) == [tok.encode(line) for line in lines]
+    assert [a.tolist() for a in tok.encode_file(path, out="numpy")] == [tok.encode(line) for line in lines]
+    gbk = tmp_path / "gbk.txt"
+    gbk.write_bytes("床前明月光\n疑是地上霜\n".encode("gbk"))
+    assert list(tok.encode_file(gbk, gbk=True)) == [tok.encode("床前明月光"), tok.encode("疑是地上霜")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=60))
+def test_streaming_decoder_valid_text(tok, text):
+    ids = tok.encode(text)
+    d = tok.decoder()
+    pieces = [d.feed(i) for i in ids]
+    assert "".join(pieces) + d.flush() == text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    assert d.pending == b""
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=60), split=st.integers(1, 5))
+def test_streaming_decoder_any_bytes(tok, data, split):
+    """Fed in any grouping, the stream gives what a one-shot decode gives, and each piece
+    ends on a char boundary (so a UI never shows half a char)."""
+    ids = tok.encode(data)
+    d = tok.decoder()
+    out = []
+    for k in range(0, len(ids), split):
+        out.append(d.feed(ids[k : k + split]))
+    out.append(d.flush())
+    assert "".join(out) == data.decode("utf-8", "replace")
+
+
+def test_streaming_decoder_holds_partial_chars(tok):
+    d = tok.decoder()
+    assert (d.feed(0xE4), d.pending) == ("", b"\xe4")
+    assert (d.feed(0xB9), d.pending) == ("", b"\xe4\xb9")
+    assert d.feed(0x9D) == "九" and d.pending == b""
+    assert d.feed(0xE4) == "" and d.flush() == "\ufffd"
+    with pytest.raises(bbpe.UnknownIdError, match="unknown id 10000000 at position 1"):
+        d.feed([1, 10_000_000])
