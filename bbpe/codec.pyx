@@ -506,14 +506,26 @@ cdef class Model:
         self._ints = tuple(range(n))
 
     cdef _build_transitions(self):
-        cdef int64_t n = self.view.n_keys, i, parent, nvirtual = 0
+        cdef int64_t n = self.view.n_keys, i, parent, nvirtual = 0, entries = 0
         cdef uint64_t size = 16
         cdef int shift = 60
         cdef const uint8_t* k
         cdef size_t klen, start
-        # at most one entry per key and one per virtual node (rarely more than a few):
-        # room for n * 5/4 entries at load 1/2, never full even if every key had one
-        while size < 2 * <uint64_t>(n + n // 4 + 1):
+        cdef set firsts = set()
+        # one entry per key the greedy can reach, plus one per distinct first char of a
+        # 2-char key (a virtual node when that char is no key): counted, then load <= 1/2
+        for i in range(n):
+            k = self.view.keys + BBPE_KEY_BYTES * i
+            klen = self.view.lens[i]
+            start = _last_char_start(k, klen)
+            if start == 0 or _last_char_start(k, start) == 0:
+                entries += 1
+                if start != 0:
+                    firsts.add(k[:start])
+            elif bbpe_lookup(&self.view, k, start) >= 0:
+                entries += 1
+        entries += len(firsts)
+        while size < 2 * <uint64_t>entries + 2:
             size *= 2
             shift -= 1
         self._trans = <bbpe_transition*>malloc(size * sizeof(bbpe_transition))
@@ -581,7 +593,7 @@ cdef class Model:
         cdef const uint8_t[::1] view
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
         cdef int64_t count
-        cdef int32_t small[512]
+        cdef int32_t small[4096]
         cdef int32_t* buf = &small[0]
         cdef uint8_t* scratch = NULL
         cdef size_t scratch_size = 0, cap
@@ -594,7 +606,7 @@ cdef class Model:
             t.data = &view[0] if t.length else NULL
         # ids <= bytes, + 3 per piece with bug_compat; a str's UTF-8 size bounds its bytes
         cap = _utf8_size(t) * (4 if bug_compat else 1) + 16
-        if cap > 512:
+        if cap > 4096:
             buf = <int32_t*>malloc(cap * sizeof(int32_t))
             if buf == NULL:
                 raise MemoryError()
