@@ -9,6 +9,9 @@
 __version__ = "0.1.0"
 
 from .errors import FormatError as FormatError
+from .errors import GBKError as GBKError
+from .errors import GBKWarning as GBKWarning
+from .errors import InsufficientMemoryError as InsufficientMemoryError
 from .errors import UnknownIdError as UnknownIdError
 from .tokenizer import Tokenizer as Tokenizer
 
@@ -24,4 +27,5 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
-__all__ = ["FormatError", "Tokenizer", "UnknownIdError", "get_include", "load", "train", "__version__"]
+__all__ = ["FormatError", "GBKError", "GBKWarning", "InsufficientMemoryError", "Tokenizer", "UnknownIdError",
+           "get_include", "load", "train", "__version__"]

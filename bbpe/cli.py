@@ -12,12 +12,14 @@ import argparse
 import os
 import re
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import BinaryIO
 
 from . import __version__
-from .corpus import read_chunks, split_lines
-from .errors import FormatError, UnknownIdError
+from .corpus import read_chunks, split_lines, windows_text
+from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError
+from .gbk import gbk_problem
 from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
@@ -43,12 +45,19 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--lossless-trainenc", action="store_true",
                    help="store lossless training encodings instead of the reference's (Q14)")
     t.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    t.add_argument("--windows-text", action="store_true",
+                   help="read the corpus as the Windows build does: CRLF -> LF, Ctrl-Z ends it")
+    t.add_argument("--strict", action="store_true", help="with --gbk: refuse input that is not GBK")
+    t.add_argument("--no-memory-check", action="store_true",
+                   help="train even if the corpus looks too big for the memory available")
 
     e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
     e.add_argument("-m", "--model", required=True, help=".bin file")
     e.add_argument("file", nargs="?", help="input (default: stdin)")
     e.add_argument("--gbk", action="store_true", help="the input is GBK")
     e.add_argument("--bug-compat", action="store_true", help="reproduce the reference's lossy encoding (Q14, Q20.1)")
+    e.add_argument("--windows-text", action="store_true", help="read the input as the Windows build does (CRLF -> LF)")
+    e.add_argument("--strict", action="store_true", help="with --gbk: refuse input that is not GBK")
 
     d = sub.add_parser("decode", help="lines of ids -> text lines (as `xbbpe decode`)")
     d.add_argument("-m", "--model", required=True, help=".bin file")
@@ -64,10 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _input(path: str | None) -> Iterator[bytes]:
-    if path is None:
-        return split_lines(iter(lambda: sys.stdin.buffer.read(1 << 16), b""))
-    return split_lines(read_chunks(path))
+def _input(path: str | None, windows: bool = False) -> Iterator[bytes]:
+    chunks = iter(lambda: sys.stdin.buffer.read(1 << 16), b"") if path is None else read_chunks(path)
+    return split_lines(windows_text(chunks) if windows else chunks)
 
 
 def _ids_line(ids: list[int]) -> bytes:
@@ -91,7 +99,8 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     if not re.fullmatch(r"[0-9]+", text):
         raise CliError(f"--vocab-size: {args.vocab_size!r} is not a non-negative integer")
     tok = Tokenizer.train(args.corpus, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
-                          lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty())
+                          lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty(),
+                          windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check)
     tok.save(args.output)
     if not args.quiet:
         print(f"bbpe: trained vocab={len(tok)} train_lines={tok.n_train_encodings} -> {args.output}", file=sys.stderr)
@@ -99,7 +108,13 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
     tok = Tokenizer.load(args.model, bug_compat=args.bug_compat)
-    for line in _input(args.file):
+    name = args.file or "<stdin>"
+    for lineno, line in enumerate(_input(args.file, args.windows_text), 1):
+        if args.gbk and (problem := gbk_problem(line)):
+            message = f"{name}: line {lineno}, byte {problem[0]}: {problem[1]}"
+            if args.strict:
+                raise CliError(message)
+            print(f"bbpe: warning: {message}", file=sys.stderr)
         out.write(_ids_line(tok.encode(line, gbk=args.gbk)))
 
 
@@ -148,10 +163,15 @@ _COMMANDS = {"train": _train, "encode": _encode, "decode": _decode, "vocab": _vo
              "trainenc": _trainenc, "special": _special, "info": _info}
 
 
+def _warn_one_line(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"bbpe: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     args = _parser().parse_args(argv)
     out = sys.stdout.buffer
+    warnings.showwarning = _warn_one_line
     try:
         _COMMANDS[args.command](args, out)
         out.flush()
@@ -160,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         # from failing again when it flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (CliError, FormatError, UnknownIdError, ValueError, TypeError, OSError) as err:
+    except (CliError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError, ValueError, TypeError,
+            OSError) as err:
         message = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
         print(f"bbpe: error: {message}", file=sys.stderr)
         return 1

@@ -18,7 +18,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 
-from .gbk import gbk_to_utf8
+import warnings
+
+from .errors import GBKError, GBKWarning
+from .gbk import gbk_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
@@ -65,6 +68,24 @@ def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield from lines
 
 
+def windows_text(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """What MSVC's text mode reads (Q19): CRLF becomes LF, and Ctrl-Z (0x1A) ends the file.
+
+    ``[b'a\r', b'\nb\x1ac'] -> b'a', b'\nb'``; a CR on its own stays.
+    """
+    held = b""
+    for chunk in chunks:
+        chunk = held + chunk
+        end = chunk.find(b"\x1a")
+        if end >= 0:
+            yield chunk[:end].replace(b"\r\n", b"\n")
+            return
+        held = b"\r" if chunk.endswith(b"\r") else b""  # its LF may start the next chunk
+        yield chunk[: len(chunk) - len(held)].replace(b"\r\n", b"\n")
+    if held:
+        yield held
+
+
 def paragraph_texts(lines: Iterable[bytes]) -> Iterator[bytes]:
     """Q18: non-empty lines, with ``\\n`` on the last line of each paragraph.
 
@@ -85,35 +106,50 @@ def paragraph_texts(lines: Iterable[bytes]) -> Iterator[bytes]:
 
 
 class Corpus:
-    """A corpus file or in-memory lines; every method starts a fresh pass over it."""
+    """A corpus file or in-memory lines; every method starts a fresh pass over it.
 
-    def __init__(self, chunks: Callable[[], Iterator[bytes]], *, gbk: bool = False, size: int = 0) -> None:
+    In GBK mode (Q19) every text is converted as the reference converts it; a text that
+    conversion changes (bytes that are not GBK become U+FFFD, a NUL ends the text) is
+    reported with its line number: a ``GBKWarning`` (the first few, then a count), or a
+    ``GBKError`` when ``strict``.
+    """
+
+    WARN_LINES = 5
+
+    def __init__(self, chunks: Callable[[], Iterator[bytes]], *, gbk: bool = False, size: int = 0,
+                 name: str = "<lines>", strict: bool = False) -> None:
         self._chunks = chunks
         self.gbk = gbk
         self.size = size  # in bytes, for progress (0 if unknown)
+        self.name = name
+        self.strict = strict
+        self._reported = False
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, gbk: bool = False, missing_is_empty: bool = False) -> Corpus:
+    def from_file(cls, path: str | os.PathLike[str], *, gbk: bool = False, missing_is_empty: bool = False,
+                  windows: bool = False, strict: bool = False) -> Corpus:
         """A corpus file. The reference trains on nothing when the file cannot be opened
         (Q18); that only happens with ``missing_is_empty`` (``--bug-compat``), otherwise
-        OSError names the file now, not halfway through training."""
+        OSError names the file now, not halfway through training. ``windows``: read it as
+        MSVC's text mode does (``windows_text``)."""
         path = os.fspath(path)
         if os.path.isdir(path):
             raise IsADirectoryError(f"{path}: is a directory, not a corpus file")
         if not os.path.exists(path) and missing_is_empty:
-            return cls(lambda: iter(()), gbk=gbk)
+            return cls(lambda: iter(()), gbk=gbk, name=path)
         with open(path, "rb"):
             pass
-        return cls(lambda: read_chunks(path), gbk=gbk, size=os.path.getsize(path))
+        chunks = (lambda: windows_text(read_chunks(path))) if windows else (lambda: read_chunks(path))
+        return cls(chunks, gbk=gbk, size=os.path.getsize(path), name=path, strict=strict)
 
     @classmethod
-    def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False) -> Corpus:
+    def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False, strict: bool = False) -> Corpus:
         """Lines given one by one, as the lines of a file (an item holding LF is several
         lines; a ``str`` is UTF-8 encoded). They are kept, joined, since training reads
         the corpus twice."""
         data = b"\n".join(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line)
                           for line in lines)
-        return cls(lambda: iter((data,)), gbk=gbk, size=len(data))
+        return cls(lambda: iter((data,)), gbk=gbk, size=len(data), strict=strict)
 
     def chunks(self) -> Iterator[bytes]:
         """The raw bytes, in chunks."""
@@ -121,8 +157,27 @@ class Corpus:
 
     def texts(self) -> Iterator[bytes]:
         """The training texts as ``Train`` and ``Encode`` see them (after ``ToUTF8``)."""
-        texts = paragraph_texts(split_lines(self._chunks()))
-        return (gbk_to_utf8(t) for t in texts) if self.gbk else texts
+        if not self.gbk:
+            return paragraph_texts(split_lines(self._chunks()))
+        return self._gbk_texts()
+
+    def _gbk_texts(self) -> Iterator[bytes]:
+        report = not self._reported  # the corpus is read twice: report once
+        self._reported = True
+        problems = 0
+        for lineno, text in _numbered_texts(split_lines(self._chunks())):
+            problem = gbk_problem(text)
+            if problem and report:
+                problems += 1
+                message = f"{self.name}: line {lineno}, byte {problem[0]}: {problem[1]}"
+                if self.strict:
+                    raise GBKError(message)
+                if problems <= self.WARN_LINES:
+                    warnings.warn(message, GBKWarning, stacklevel=2)
+            yield gbk_to_utf8(text)
+        if problems > self.WARN_LINES:
+            warnings.warn(f"{self.name}: {problems - self.WARN_LINES} more lines are not GBK", GBKWarning,
+                          stacklevel=2)
 
     def training_blocks(self) -> Iterator[bytes]:
         """UTF-8 blocks that cut no training segment (the trainer's input)."""
@@ -140,6 +195,22 @@ class Corpus:
             previous = block
         if previous is not None:
             yield previous, True
+
+
+def _numbered_texts(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``paragraph_texts``, with the (1-based) line number of each text."""
+    pending: tuple[int, bytes] | None = None
+    for lineno, line in enumerate(lines, 1):
+        if not line:
+            if pending is not None:
+                yield pending[0], pending[1] + b"\n"
+                pending = None
+            continue
+        if pending is not None:
+            yield pending
+        pending = (lineno, line)
+    if pending is not None:
+        yield pending[0], pending[1] + b"\n"
 
 
 def _joined(texts: Iterable[bytes], block_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:

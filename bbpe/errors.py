@@ -26,3 +26,18 @@ class UnknownIdError(ValueError):
         super().__init__(f"unknown id {kid} at position {position} (the vocabulary has ids 0..{n_keys - 1})")
         self.id = kid
         self.position = position
+
+
+class GBKError(ValueError):
+    """GBK input that the reference's conversion would change (``strict`` mode); the
+    message names the file, the line and the byte."""
+
+
+class GBKWarning(UserWarning):
+    """GBK input that the reference's conversion changes: bytes that are not GBK become
+    U+FFFD, and a NUL byte ends the text. bbpe does the same, and says where."""
+
+
+class InsufficientMemoryError(MemoryError):
+    """Training would need more memory than the machine has available; the message says
+    how much of each, and how to go ahead anyway."""

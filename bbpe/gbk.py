@@ -61,3 +61,23 @@ def gbk_to_utf8(data: bytes) -> bytes:
 def utf8_to_gbk(data: bytes) -> bytes:
     """``ToGBK`` in GBK mode: ``'天地'.encode() -> '天地'.encode('gbk')``, ``'・' -> b'?'``."""
     return _convert(data, "utf-8", "gbk")
+
+
+def gbk_problem(data: bytes) -> tuple[int, str] | None:
+    """(offset, what) of the first byte the reference's ``ToUTF8`` replaces or drops, or
+    None: ``b'a\\x81 b' -> (1, 'not GBK (becomes U+FFFD)')``, ``b'ab\\0c' -> (2, ...)``."""
+    nul = data.find(b"\0")
+    text = data if nul < 0 else data[:nul]
+    start = 0
+    while True:
+        try:
+            text[start:].decode("gbk")
+            break
+        except UnicodeDecodeError as err:
+            at = start + err.start
+            if text[at] != 0x80:  # glibc's GBK reads 0x80 as the euro sign
+                return at, "not GBK (the reference turns it into U+FFFD)"
+            start = at + 1
+    if nul >= 0:
+        return nul, "a NUL byte (the reference's conversion ends the text there)"
+    return None

@@ -29,6 +29,7 @@ from .errors import UnknownIdError
 from .corpus import Corpus, split_lines
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
+from .resources import check_training_memory
 from .vocab import BOS, EOS, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
@@ -124,22 +125,30 @@ class Tokenizer:
         bug_compat: bool = False,
         lossless_encodings: bool = False,
         progress: bool | ProgressFn = False,
+        windows_text: bool = False,
+        strict: bool = False,
+        memory_check: bool = True,
     ) -> Tokenizer:
         """Train on a corpus file as ``LoadDataFileTrain(path, vocab_size)`` does.
 
         With no path, the bundled Tang poems (``data/tang300.txt``). ``gbk``: the corpus is
-        GBK (Q19). ``bug_compat``: a missing file is an empty corpus and a vocab size of
-        2**32 or more wraps, as in the reference; otherwise both are errors.
-        ``lossless_encodings``: store bbpe's lossless encodings of the training texts
-        instead of the reference's (which may drop chars, Q14); the vocabulary is the same
-        either way. ``progress``: True for progress bars on stderr, or a callable
-        ``(stage, done, total)``.
+        GBK (Q19); lines the reference's conversion changes are reported (``GBKWarning``),
+        or refused with ``strict`` (``GBKError``). ``windows_text``: read the file as the
+        Windows build does (CRLF -> LF, Ctrl-Z ends it; Q19). ``bug_compat``: a missing
+        file is an empty corpus and a vocab size of 2**32 or more wraps, as in the
+        reference; otherwise both are errors. ``lossless_encodings``: store bbpe's lossless
+        encodings of the training texts instead of the reference's (which may drop chars,
+        Q14); the vocabulary is the same either way. ``progress``: True for progress bars
+        on stderr, or a callable ``(stage, done, total)``. ``memory_check``: refuse at once
+        (``InsufficientMemoryError``) when the corpus is too big for the memory available.
 
         >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
         [229, 186, 138, 323, 400, 277]
         """
         path = DEFAULT_CORPUS if corpus_path is None else corpus_path
-        source = Corpus.from_file(path, gbk=gbk, missing_is_empty=bug_compat)
+        source = Corpus.from_file(path, gbk=gbk, missing_is_empty=bug_compat, windows=windows_text, strict=strict)
+        if memory_check:
+            check_training_memory(source.name, source.size, gbk)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
                           progress=progress)
 
@@ -153,6 +162,7 @@ class Tokenizer:
         bug_compat: bool = False,
         lossless_encodings: bool = False,
         progress: bool | ProgressFn = False,
+        strict: bool = False,
     ) -> Tokenizer:
         """Train on lines given one by one, as if they were the lines of a corpus file.
 
@@ -161,7 +171,7 @@ class Tokenizer:
         >>> Tokenizer.train_from_iterator(["天地一人", "天地二人"], 0).keys[263]   # doctest: +SKIP
         b'\xe5\xa4\xa9\xe5\x9c\xb0'
         """
-        source = Corpus.from_lines(lines, gbk=gbk)
+        source = Corpus.from_lines(lines, gbk=gbk, strict=strict)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
                           progress=progress)
 

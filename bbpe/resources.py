@@ -1,0 +1,62 @@
+"""How much memory training will need, and how much there is: fail early, not in the OOM killer.
+
+The estimate comes from measured peaks (docs/training.md): about 170 MB of fixed cost
+(Python, numpy, numba and its LLVM) plus at most 14 bytes per corpus byte (zh-large at
+vocab 32000 needed 11.1; English needs far less, since its distinct segments repeat).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import InsufficientMemoryError
+
+FIXED_BYTES = 170 << 20
+BYTES_PER_CORPUS_BYTE = 14
+
+
+def training_estimate(corpus_bytes: int, gbk: bool = False) -> int:
+    """Peak bytes a training run on a corpus of this size may need (GBK grows by up to 1.5x
+    as UTF-8)."""
+    return FIXED_BYTES + int(BYTES_PER_CORPUS_BYTE * corpus_bytes * (1.5 if gbk else 1))
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still use: the smaller of the cgroup's room and the system's
+    MemAvailable; None if neither can be read."""
+    limits = []
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            limit, usage = _read(limit_file), int(_read(usage_file))
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 1 << 60:
+            limits.append(int(limit) - usage)
+        break
+    try:
+        for line in _read("/proc/meminfo").splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+                break
+    except (OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read().strip()
+
+
+def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False) -> None:
+    """Raise InsufficientMemoryError if training on this corpus would likely not fit."""
+    need = training_estimate(corpus_bytes, gbk)
+    have = available_memory()
+    if have is not None and need > have:
+        raise InsufficientMemoryError(
+            f"{name}: training on {corpus_bytes / 2**20:,.0f} MB may need up to {need / 2**20:,.0f} MB of memory "
+            f"and {have / 2**20:,.0f} MB are available; to try anyway, pass memory_check=False "
+            "(bbpe train --no-memory-check)")
+
