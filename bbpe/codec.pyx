@@ -739,50 +739,59 @@ cdef class Model:
         ``training=True`` gives the training texts (QUIRKS Q18): every non-empty line; a
         line followed by an empty line, or the block's last line when ``last_para_end``,
         is encoded with its LF. ``training=False`` encodes every line, empty ones
-        included, without its LF. Returns two bytearrays of native int64: the length of
+        included, without its LF. Returns two bytes objects of native int64: the length of
         each text's encoding, and all the ids.
         """
-        cdef size_t n = data.shape[0], a = 0, b, nlf = 0
+        cdef size_t n = data.shape[0], a = 0, b, i, lt = 0, nlf = 0
         cdef const uint8_t* src = &data[0] if n else NULL
         cdef const uint8_t* p
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
         cdef int64_t count = 0, out = 0, ntexts = 0
-        cdef size_t cap = _bound(src, n, flags) + 1 + 3 * n // 2 * (flags & BBPE_BUG_COMPAT)
-        for b in range(n):
-            nlf += src[b] == 10
-        ids = bytearray(cap * sizeof(int64_t))
-        lengths = bytearray((nlf + 1) * sizeof(int64_t))
-        cdef int64_t* dst = <int64_t*><char*>ids
-        cdef int64_t* lens = <int64_t*><char*>lengths
-        with nogil:
-            while a < n:
-                p = <const uint8_t*>memchr(src + a, 10, n - a)
-                if p == NULL:
-                    break  # a last line without LF: below
-                b = p - src
-                if b > a or not training:
-                    if training and ((b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end)):
-                        count = bbpe_encode_into(&self.view, src + a, b + 1 - a, dst + out, cap - out, flags)
-                    else:
-                        count = bbpe_encode_into(&self.view, src + a, b - a, dst + out, cap - out, flags)
-                    if count < 0:
-                        break
-                    lens[ntexts] = count
-                    ntexts += 1
-                    out += count
-                a = b + 1
-        if a < n and count >= 0:  # the end of the file, without LF: add it if it ends a paragraph
-            text = bytes(data[a:n]) + (b"\n" if training and last_para_end else b"")
-            count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + out,
-                                     cap - out, flags)
-            lens[ntexts] = count
-            ntexts += 1
-            out += count
-        if count < 0:
-            raise RuntimeError("encode_lines: output bound exceeded")  # cannot happen: see cap
-        del ids[out * sizeof(int64_t):]
-        del lengths[ntexts * sizeof(int64_t):]
-        return lengths, ids
+        for i in range(n):
+            lt += src[i] == 60
+            nlf += src[i] == 10
+        # an id covers an input byte (or the LF added to the file's last line), or with
+        # bug_compat a NUL padding a cut char: at most 3 per piece, and a text has at most
+        # 2 pieces per '<' plus one
+        cdef size_t cap = n + 1 + (3 * (2 * lt + nlf + 2) if bug_compat else 0)
+        cdef int64_t* dst = <int64_t*>malloc(cap * sizeof(int64_t))  # untouched beyond what is written
+        cdef int64_t* lens = <int64_t*>malloc((nlf + 1) * sizeof(int64_t))
+        if dst == NULL or lens == NULL:
+            free(dst)
+            free(lens)
+            raise MemoryError()
+        try:
+            with nogil:
+                while a < n:
+                    p = <const uint8_t*>memchr(src + a, 10, n - a)
+                    if p == NULL:
+                        break  # a last line without LF: below
+                    b = p - src
+                    if b > a or not training:
+                        if training and ((b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end)):
+                            count = bbpe_encode_into(&self.view, src + a, b + 1 - a, dst + out, cap - out, flags)
+                        else:
+                            count = bbpe_encode_into(&self.view, src + a, b - a, dst + out, cap - out, flags)
+                        if count < 0:
+                            break
+                        lens[ntexts] = count
+                        ntexts += 1
+                        out += count
+                    a = b + 1
+            if a < n and count >= 0:  # the end of the file, without LF: add it if it ends a paragraph
+                text = bytes(data[a:n]) + (b"\n" if training and last_para_end else b"")
+                count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + out,
+                                         cap - out, flags)
+                lens[ntexts] = count
+                ntexts += 1
+                out += count
+            if count < 0:
+                raise RuntimeError("encode_lines: output bound exceeded")  # cannot happen: see cap
+            return (PyBytes_FromStringAndSize(<char*>lens, ntexts * sizeof(int64_t)),
+                    PyBytes_FromStringAndSize(<char*>dst, out * sizeof(int64_t)))
+        finally:
+            free(dst)
+            free(lens)
 
     # ------------------------------------------------------------------ decoding
 

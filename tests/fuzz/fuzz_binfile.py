@@ -8,7 +8,7 @@ import sys
 
 import atheris
 
-with atheris.instrument_imports():
+with atheris.instrument_imports(include=["bbpe"]):
     import bbpe
     from bbpe.binfile import bin_bytes, parse_bin
 

@@ -13,7 +13,7 @@ import atheris
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-with atheris.instrument_imports():
+with atheris.instrument_imports(include=["bbpe", "encode_model"]):
     import bbpe
     from encode_model import encode as model_encode
 
