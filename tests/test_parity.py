@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SONG100, TANG300
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from random_corpora import VOCAB_SIZES, random_corpus, random_probes, to_gbk
 
 import bbpe
@@ -99,3 +101,19 @@ def test_reference_loads_what_bbpe_writes(oracle, tmp_path):
     assert oracle.dump("special", path) == f"{rebuilt.pad_id} {rebuilt.bos_id} {rebuilt.eos_id}\n".encode()
     lines = SONG100.read_bytes().split(b"\n")
     assert oracle.encode(path, lines) == [rebuilt.encode(line, bug_compat=True) for line in lines]
+
+
+corpus_lines = st.lists(
+    st.text(alphabet=st.sampled_from("天地人一二三四五六七八山水，。！？ ·\u3000<>/PSab.é𡵓\r"), max_size=30),
+    min_size=0, max_size=25)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=corpus_lines, vocab_size=st.sampled_from([0, 263, 271, 280, 300, 2**32 - 1]))
+def test_hypothesis_corpora_match_oracle(oracle, tmp_path, lines, vocab_size):
+    """Any small corpus (valid UTF-8: where the reference is defined): no crash, same .bin."""
+    data = "\n".join(lines).encode()
+    corpus = tmp_path / "h.txt"
+    corpus.write_bytes(data)
+    expected = oracle.train(corpus, vocab_size, tmp_path / "h.bin")
+    assert bbpe.Tokenizer.train_from_iterator(data.split(b"\n"), vocab_size).to_bytes() == expected
