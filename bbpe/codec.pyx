@@ -17,11 +17,9 @@ reference instead: it swallows that next char (Q14) and pads a cut char with NUL
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_SetString
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -466,7 +464,7 @@ cdef class Model:
         cdef Py_ssize_t n = len(lens), i
         cdef uint64_t size = 16, slot, h
         cdef const uint8_t* k
-        cdef size_t klen, start
+        cdef size_t klen
         if len(keys) != BBPE_KEY_BYTES * n:
             raise ValueError("keys must hold 24 bytes per id")
         self._keys = keys
@@ -723,7 +721,7 @@ cdef class Model:
         cdef const int64_t[::1] offv = memoryview(offsets).cast("q")
         cdef Py_ssize_t m = offv.shape[0] - 1, i
         if len(ids) == 0:
-            return [[] for i in range(m)]
+            return [[] for _ in range(m)]
         cdef const int32_t[::1] idv = memoryview(ids).cast("i")
         cdef list out = PyList_New(m)
         cdef object one

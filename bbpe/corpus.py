@@ -16,9 +16,8 @@ a block and one line.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
-
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 
 from .errors import GBKError, GBKWarning
 from .gbk import gbk_problem, gbk_to_utf8

@@ -24,7 +24,6 @@ from .progress import ProgressFn
 from .vocab import KEY_BYTES
 
 
-
 def _zeros_like_grown(array: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros((size,) + array.shape[1:], dtype=array.dtype)
     out[: array.shape[0]] = array

@@ -7,8 +7,6 @@ vocab 32000 needed 11.1; English needs far less, since its distinct segments rep
 
 from __future__ import annotations
 
-import os
-
 from .errors import InsufficientMemoryError
 
 FIXED_BYTES = 170 << 20

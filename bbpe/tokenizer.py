@@ -6,18 +6,18 @@ in ``binfile.py``. Importing this module does not import numba; only training do
 
 from __future__ import annotations
 
-import functools
 import os
 from array import array
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
 
 from . import binfile
+
 try:
     from .codec import Model, StreamDecoder
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
@@ -25,8 +25,8 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         f"bbpe's compiled codec is missing from {Path(__file__).parent}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
-from .errors import UnknownIdError
 from .corpus import Corpus, split_lines
+from .errors import UnknownIdError
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
 from .resources import check_training_memory
@@ -410,7 +410,7 @@ def _encode_arrays(model: Model, texts: list, compat: bool) -> list[np.ndarray]:
     return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-@functools.lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
 def _pool(threads: int) -> ThreadPoolExecutor:
     """One long-lived pool per thread count (starting threads per call would cost more
     than small batches take)."""

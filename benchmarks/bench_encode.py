@@ -149,8 +149,9 @@ def measure(tool: str, name: str, lines: list[str], nbytes: int, repeat: int) ->
 
 def long_line(name: str, repeat: int) -> tuple[float, float]:
     """bbpe's MB/s on ~100 MB in one line, and on the same bytes in their lines."""
-    import bbpe
     import numpy as np
+
+    import bbpe
 
     tok = bbpe.Tokenizer.load(model_path("bbpe", name))
     lines = corpus(name).read_bytes().split(b"\n")

@@ -3,8 +3,9 @@
     pip install --no-build-isolation ./examples/c_consumer          # with bbpe installed
 """
 
-import bbpe
 from setuptools import Extension, setup
+
+import bbpe
 
 setup(
     name="bbpe-c-demo",

@@ -14,8 +14,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 with atheris.instrument_imports(include=["bbpe", "encode_model"]):
-    import bbpe
     from encode_model import encode as model_encode
+
+    import bbpe
 
 DATA = os.path.join(os.path.dirname(HERE), "data")
 MODELS = [bbpe.Tokenizer.load(os.path.join(DATA, "golden", "tang300_v1.bin")),
