@@ -68,6 +68,16 @@ def _find(words, slots, w0, w1, w2):
 
 
 @_njit
+def _store(words, slots, slot, row, w0, w1, w2):
+    """Put a new key in row ``row`` and index it at the empty ``slot``; returns the row."""
+    words[row, 0] = w0
+    words[row, 1] = w1
+    words[row, 2] = w2
+    slots[slot] = row + 1
+    return row
+
+
+@_njit
 def intern(words, slots, meta, w0, w1, w2):
     """Row of the key, added if new. The caller guarantees room (``KeyTable.reserve``)."""
     slot, row = _find(words, slots, w0, w1, w2)
@@ -75,11 +85,7 @@ def intern(words, slots, meta, w0, w1, w2):
         return row
     row = meta[0]
     meta[0] = row + 1
-    words[row, 0] = w0
-    words[row, 1] = w1
-    words[row, 2] = w2
-    slots[slot] = row + 1
-    return row
+    return _store(words, slots, slot, row, w0, w1, w2)
 
 
 @_njit
@@ -197,6 +203,19 @@ def _char_key(buf, start, end):
 
 
 @_njit
+def _cut_segment(buf, start, end, words, slots, meta, out, pos):
+    """Cut buf[start:end] into chars (Q2), intern each, write their rows from out[pos];
+    returns the position after the last one."""
+    j = start
+    while j < end:
+        w0, w2, length = _char_key(buf, j, end)
+        out[pos] = intern(words, slots, meta, w0, _U64_0, w2)
+        pos += 1
+        j += length
+    return pos
+
+
+@_njit
 def segment_lists(buf, words, slots, meta, toks, ntoks, bounds, nlists):
     """Cut ``buf`` (training texts joined by LF) into training lists, appending to the arrays.
 
@@ -214,12 +233,7 @@ def segment_lists(buf, words, slots, meta, toks, ntoks, bounds, nlists):
             i += 1
             continue
         first = ntoks
-        j = seg_start
-        while j < i:
-            w0, w2, length = _char_key(buf, j, i)
-            toks[ntoks] = intern(words, slots, meta, w0, _U64_0, w2)
-            ntoks += 1
-            j += length
+        ntoks = _cut_segment(buf, seg_start, i, words, slots, meta, toks, ntoks)
         if ntoks - first >= 2:
             nlists += 1
             bounds[nlists] = ntoks
@@ -371,13 +385,7 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
                 or 2 * (ntypes + 1) > tslots.shape[0]):
             tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
             return seg_start, seglen
-        k = nt
-        j = seg_start
-        while j < i:
-            w0, w2, length = _char_key(buf, j, i)
-            ttoks[k] = intern(words, slots, meta, w0, _U64_0, w2)
-            k += 1
-            j += length
+        k = _cut_segment(buf, seg_start, i, words, slots, meta, ttoks, nt)
         if k - nt >= 2:
             h = _SEQ_SEED
             for q in range(nt, k):
@@ -738,18 +746,23 @@ def _mark(k, kst, dirty_list, nd):
 
 
 @_njit
+def _connect(S, kst, k, a, b):
+    """Make slot b follow slot a in key k's list (-1 stands for the list's ends)."""
+    if a >= 0:
+        S[a, NXT] = b
+    else:
+        kst[k, HEAD] = b
+    if b >= 0:
+        S[b, PRV] = a
+    else:
+        kst[k, TAIL] = a
+
+
+@_njit
 def _unlink(s, m, S, kst):
     """Take slot s out of its pair key's list; returns that key."""
     k = S[s, PK]
-    p, q = S[s, PRV], S[s, NXT]
-    if p >= 0:
-        S[p, NXT] = q
-    else:
-        kst[k, HEAD] = q
-    if q >= 0:
-        S[q, PRV] = p
-    else:
-        kst[k, TAIL] = p
+    _connect(S, kst, k, S[s, PRV], S[s, NXT])
     S[s, NXT] = -1
     S[s, PRV] = -1
     S[s, PK] = -1
@@ -783,16 +796,8 @@ def _link(s, k, m, S, kst, finger):
             p = S[p, PRV]
     finger[k] = s
     q = kst[k, HEAD] if p < 0 else S[p, NXT]
-    S[s, PRV] = p
-    S[s, NXT] = q
-    if p >= 0:
-        S[p, NXT] = s
-    else:
-        kst[k, HEAD] = s
-    if q >= 0:
-        S[q, PRV] = s
-    else:
-        kst[k, TAIL] = s
+    _connect(S, kst, k, p, s)
+    _connect(S, kst, k, s, q)
 
 
 @_njit
@@ -836,11 +841,7 @@ def _pair_key_reusing(words, slots, meta, free, fmeta, a, b):
     else:
         row = meta[0]
         meta[0] = row + 1
-    words[row, 0] = w0
-    words[row, 1] = w1
-    words[row, 2] = w2
-    slots[slot] = row + 1
-    return row
+    return _store(words, slots, slot, row, w0, w1, w2)
 
 
 @_njit
