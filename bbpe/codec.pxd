@@ -7,7 +7,7 @@
 # model at once. Plain C extensions get the same functions through the capsule declared in
 # bbpe/bbpe.h (`bbpe.get_include()`).
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 cdef enum:
     BBPE_KEY_BYTES = 24            # sizeof(WordIdKey::idKey)
@@ -15,22 +15,26 @@ cdef enum:
     BBPE_ERR_CAPACITY = -1         # the output buffer is too small
     BBPE_ERR_UNKNOWN_ID = -2       # decode: an id that is not in the vocabulary
 
-ctypedef struct bbpe_transition:
-    uint64_t key                   # node << 35 | char length << 32 | char bytes; 0 = empty
-    int64_t node                   # the node reached
-
 ctypedef struct bbpe_model:
     int64_t n_keys                 # ids are 0 .. n_keys-1
     const uint8_t* keys            # n_keys * 24 bytes: the key of id i at keys + 24*i
     const uint8_t* lens            # n_keys key lengths
     int64_t byte_ids[256]          # id of each one-byte key (byte fallback, Q15)
-    # The encoder's transitions: (node, next char) -> node. A node is an id, or a
-    # "virtual" node (>= n_keys) for a first char that is no key but starts one; ROOT is
-    # the start. The greedy match (Q14) only grows through keys, so one probe per char.
-    const bbpe_transition* trans   # open addressing, load <= 1/2
+    # The encoder's trie: (node, next char) -> node. A node is the slot of its own entry,
+    # so an entry is just its key, parent node << 35 | char length << 32 | char bytes
+    # (0 = empty; the parent of a first char is ROOT), with bit 63 set when some key
+    # extends it (a match at a leaf ends without a probe). The greedy match (Q14) only
+    # grows through keys, so at most one probe per char.
+    const uint64_t* trans          # open addressing, load <= 1/2
     uint64_t trans_mask            # table size - 1 (a power of two)
     int trans_shift                # 64 - log2(table size)
+    const int32_t* slot_id         # the id of the key ending at each node, or -1 (a first
+                                   # char that is no key but starts one)
     int32_t root_byte[256]         # the node of each 1-byte char at the start, or -1
+    # The decoder's table: the keys end to end (dec_bytes, 24 bytes of slack at the end),
+    # id i at dec_bytes[dec_off[i]:dec_off[i+1]]: a third of the 24-byte keys' footprint
+    const uint32_t* dec_off
+    const uint8_t* dec_bytes
     # Any key by its bytes (lookup): open addressing on FNV-1a, id or -1
     const int64_t* table
     uint64_t table_mask
@@ -75,10 +79,14 @@ cdef class Model:
     cdef bytes _keys
     cdef bytes _lens
     cdef int64_t* _table
-    cdef bbpe_transition* _trans
+    cdef uint64_t* _trans
+    cdef int32_t* _slot_id
+    cdef uint32_t* _dec_off
+    cdef uint8_t* _dec_bytes
     cdef tuple _ints               # one shared Python int per id: lists are built by incref
 
     cdef _build_transitions(self)
+    cdef _build_decoder(self)
     cdef list _as_list(self, const int32_t* ids, int64_t count)
     cdef int64_t _encode_many(self, list texts, int flags, int32_t** ids_out, int64_t* offs) except -2
     cdef object _decode(self, object ids, const char* errors)

@@ -7,6 +7,8 @@ import numpy.typing as npt
 
 _Bytes = bytes | bytearray | memoryview
 
+def plain_texts(texts: list[object]) -> bool: ...
+
 class Model:
     """A vocabulary compiled for encoding and decoding: 24 key bytes and one length per id."""
 

@@ -44,6 +44,10 @@ cdef extern from "Python.h":
     Py_ssize_t PyList_GET_SIZE(object lst)
     bint PyList_CheckExact(object o)
     bint PyLong_CheckExact(object o)
+    bint _long_check_exact "PyLong_CheckExact"(PyObject* o)
+    bint _bytes_check_exact "PyBytes_CheckExact"(PyObject* o)
+    bint _unicode_check_exact "PyUnicode_CheckExact"(PyObject* o)
+    long long _long_value "PyLong_AsLongLongAndOverflow"(PyObject* o, int* overflow)
 
 ctypedef fused id_t:
     int32_t
@@ -52,7 +56,8 @@ ctypedef fused id_t:
 cdef uint64_t _FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t _FNV_PRIME = 0x100000001B3ULL
 cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
-cdef uint64_t _ROOT = 0x1FFFFFFF  # the start node of every match
+cdef uint64_t _ROOT = 0x0FFFFFFF  # the start node of every match
+cdef uint64_t _HAS_CHILDREN = 1ULL << 63  # flag on a node's entry: some key extends it
 cdef int _CODE_LEN_SHIFT = 32
 cdef size_t _NOGIL_BYTES = 4096  # below this, releasing the GIL costs more than the work
 cdef int _NODE_SHIFT = 35
@@ -204,9 +209,9 @@ cdef inline int64_t _step(const bbpe_model* m, uint64_t node, uint64_t code) noe
     cdef uint64_t i = (key * _GOLDEN) >> m.trans_shift
     cdef uint64_t k
     while True:
-        k = m.trans[i].key
-        if k == key:
-            return m.trans[i].node
+        k = m.trans[i]
+        if (k & ~_HAS_CHILDREN) == key:
+            return <int64_t>i
         if k == 0:
             return -1
         i = (i + 1) & m.trans_mask
@@ -230,7 +235,7 @@ cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, id_t
         full = _char_len(s[pos])
         first_code = _char_code(s, pos, n, full, compat, &first_len)
         node = _start(m, first_code)
-        matched = node if node < m.n_keys else -1
+        matched = node if node >= 0 and m.slot_id[node] >= 0 else -1
         mlen = first_len
         pos += full
         while node >= 0 and pos < n:
@@ -243,6 +248,8 @@ cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, id_t
                     pos += full
                     continue
                 break
+            if (m.trans[node] & _HAS_CHILDREN) == 0:
+                break  # no key extends this one: no probe needed
             nxt = _step(m, <uint64_t>node, code)
             if nxt < 0:
                 break
@@ -252,7 +259,7 @@ cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, id_t
         if matched >= 0:
             if <size_t>out >= cap:
                 return BBPE_ERR_CAPACITY
-            dst[out] = <id_t>matched
+            dst[out] = <id_t>m.slot_id[matched]
             out += 1
         else:
             # only a single char can miss the vocabulary: write its bytes (Q15)
@@ -330,6 +337,16 @@ cdef int64_t bbpe_decoded_size(const bbpe_model* model, const int64_t* ids, size
     return total
 
 
+cdef inline void _copy_key(const bbpe_model* model, int64_t kid, uint8_t* dst, size_t klen,
+                           bint room) noexcept nogil:
+    """dst <- the key of kid; with room for 24 bytes at dst, one fixed-size copy (the
+    bytes past klen are overwritten by the next key or ignored)."""
+    if room:
+        memcpy(dst, model.dec_bytes + model.dec_off[kid], BBPE_KEY_BYTES)
+    else:
+        memcpy(dst, model.dec_bytes + model.dec_off[kid], klen)
+
+
 cdef int64_t bbpe_decode_into(const bbpe_model* model, const int64_t* ids, size_t n,
                               uint8_t* dst, size_t cap, size_t* bad) noexcept nogil:
     cdef size_t i, klen, out = 0
@@ -339,10 +356,10 @@ cdef int64_t bbpe_decode_into(const bbpe_model* model, const int64_t* ids, size_
         if kid < 0 or kid >= model.n_keys:
             bad[0] = i
             return BBPE_ERR_UNKNOWN_ID
-        klen = model.lens[kid]
+        klen = model.dec_off[kid + 1] - model.dec_off[kid]
         if out + klen > cap:
             return BBPE_ERR_CAPACITY
-        memcpy(dst + out, model.keys + BBPE_KEY_BYTES * kid, klen)
+        _copy_key(model, kid, dst + out, klen, out + BBPE_KEY_BYTES <= cap)
         out += klen
     return out
 
@@ -436,15 +453,19 @@ cdef uint64_t _key_code(const uint8_t* k, size_t start, size_t n) noexcept nogil
     return code | (<uint64_t>have << _CODE_LEN_SHIFT)
 
 
-cdef void _insert(bbpe_model* m, uint64_t key, int64_t node) noexcept nogil:
+cdef int64_t _insert(bbpe_model* m, uint64_t key) noexcept nogil:
+    """Add the entry ``key`` (if new); returns its slot, the node it leads to."""
     cdef uint64_t i = (key * _GOLDEN) >> m.trans_shift
-    cdef bbpe_transition* t = <bbpe_transition*>m.trans
-    while t[i].key != 0 and t[i].key != key:
+    cdef uint64_t* t = <uint64_t*>m.trans
+    while t[i] != 0 and (t[i] & ~_HAS_CHILDREN) != key:
         i = (i + 1) & m.trans_mask
-    t[i].key = key
-    t[i].node = node
+    if t[i] == 0:
+        t[i] = key
+    if (key >> _NODE_SHIFT) != _ROOT:
+        t[key >> _NODE_SHIFT] |= _HAS_CHILDREN
     if (key >> _NODE_SHIFT) == _ROOT and ((key >> _CODE_LEN_SHIFT) & 7) == 1:
-        m.root_byte[key & 0xFF] = <int32_t>node
+        m.root_byte[key & 0xFF] = <int32_t>i
+    return <int64_t>i
 
 
 # ----------------------------------------------------------------------------- Python level
@@ -501,15 +522,18 @@ cdef class Model:
             if self.view.byte_ids[i] < 0:
                 raise ValueError(f"the vocabulary has no key for byte 0x{i:02x}")
         self._build_transitions()
+        self._build_decoder()
         self._ints = tuple(range(n))
 
     cdef _build_transitions(self):
-        cdef int64_t n = self.view.n_keys, i, parent, nvirtual = 0, entries = 0
+        cdef int64_t n = self.view.n_keys, i, parent, node, entries = 0
         cdef uint64_t size = 16
         cdef int shift = 60
         cdef const uint8_t* k
-        cdef size_t klen, start
+        cdef size_t klen, start, pos, chars
         cdef set firsts = set()
+        cdef int64_t* node_of = NULL
+        cdef uint8_t* nchars = NULL
         # one entry per key the greedy can reach, plus one per distinct first char of a
         # 2-char key (a virtual node when that char is no key): counted, then load <= 1/2
         for i in range(n):
@@ -526,42 +550,88 @@ cdef class Model:
         while size < 2 * <uint64_t>entries + 2:
             size *= 2
             shift -= 1
-        self._trans = <bbpe_transition*>malloc(size * sizeof(bbpe_transition))
-        if self._trans == NULL:
+        if size >= _ROOT:
+            raise ValueError(f"{n} keys: too many for the encoder's trie")
+        self._trans = <uint64_t*>malloc(size * sizeof(uint64_t))
+        self._slot_id = <int32_t*>malloc(size * sizeof(int32_t))
+        node_of = <int64_t*>malloc(n * sizeof(int64_t))
+        nchars = <uint8_t*>malloc(n)
+        try:
+            if self._trans == NULL or self._slot_id == NULL or node_of == NULL or nchars == NULL:
+                raise MemoryError()
+            memset(self._trans, 0, size * sizeof(uint64_t))
+            memset(self._slot_id, 0xFF, size * sizeof(int32_t))
+            self.view.trans = self._trans
+            self.view.slot_id = self._slot_id
+            self.view.trans_mask = size - 1
+            self.view.trans_shift = shift
+            for i in range(256):
+                self.view.root_byte[i] = -1
+            for i in range(n):
+                node_of[i] = -1
+                k = self.view.keys + BBPE_KEY_BYTES * i
+                klen = self.view.lens[i]
+                pos = chars = 0
+                while pos < klen:
+                    pos += _char_len(k[pos])
+                    chars += 1
+                nchars[i] = <uint8_t>chars
+            # a node is the slot of its entry, so parents go in before their children:
+            # keys by number of chars (at most 24)
+            for chars in range(1, BBPE_KEY_BYTES + 1):
+                for i in range(n):
+                    if nchars[i] != chars:
+                        continue
+                    k = self.view.keys + BBPE_KEY_BYTES * i
+                    klen = self.view.lens[i]
+                    start = _last_char_start(k, klen)
+                    if start == 0:
+                        parent = <int64_t>_ROOT
+                    else:
+                        parent = bbpe_lookup(&self.view, k, start)
+                        if parent >= 0:
+                            parent = node_of[parent]  # -1 when the greedy cannot reach it
+                        elif _last_char_start(k, start) == 0:
+                            # the first char is no key but starts this one: a virtual node
+                            parent = _step(&self.view, _ROOT, _key_code(k, 0, start))
+                            if parent < 0:
+                                parent = _insert(&self.view, (_ROOT << _NODE_SHIFT) | _key_code(k, 0, start))
+                        if parent < 0:
+                            continue  # a longer prefix is no key: the greedy can never reach this one
+                    node = _insert(&self.view, (<uint64_t>parent << _NODE_SHIFT) | _key_code(k, start, klen))
+                    node_of[i] = node
+                    self._slot_id[node] = <int32_t>i
+        finally:
+            free(node_of)
+            free(nchars)
+
+    cdef _build_decoder(self):
+        cdef int64_t n = self.view.n_keys, i
+        cdef uint64_t total = 0
+        for i in range(n):
+            total += self.view.lens[i]
+        if total + BBPE_KEY_BYTES >= (<uint64_t>1) << 32:
+            raise ValueError(f"{n} keys: too many for the decoder's table")
+        self._dec_off = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        self._dec_bytes = <uint8_t*>malloc(total + BBPE_KEY_BYTES)
+        if self._dec_off == NULL or self._dec_bytes == NULL:
             raise MemoryError()
-        memset(self._trans, 0, size * sizeof(bbpe_transition))
-        self.view.trans = self._trans
-        self.view.trans_mask = size - 1
-        self.view.trans_shift = shift
-        for i in range(256):
-            self.view.root_byte[i] = -1
-        # single chars first, so that every key's first char has a node
+        memset(self._dec_bytes + total, 0, BBPE_KEY_BYTES)
+        total = 0
         for i in range(n):
-            k = self.view.keys + BBPE_KEY_BYTES * i
-            klen = self.view.lens[i]
-            if _last_char_start(k, klen) == 0:
-                _insert(&self.view, (_ROOT << _NODE_SHIFT) | _key_code(k, 0, klen), i)
-        for i in range(n):
-            k = self.view.keys + BBPE_KEY_BYTES * i
-            klen = self.view.lens[i]
-            start = _last_char_start(k, klen)
-            if start == 0:
-                continue
-            parent = bbpe_lookup(&self.view, k, start)
-            if parent < 0:
-                if _last_char_start(k, start) != 0:
-                    continue  # a longer prefix is no key: the greedy can never reach this one
-                # the first char is no key but starts this one: a virtual node for it
-                parent = _step(&self.view, _ROOT, _key_code(k, 0, start))
-                if parent < 0:
-                    parent = n + nvirtual
-                    nvirtual += 1
-                    _insert(&self.view, (_ROOT << _NODE_SHIFT) | _key_code(k, 0, start), parent)
-            _insert(&self.view, (<uint64_t>parent << _NODE_SHIFT) | _key_code(k, start, klen), i)
+            self._dec_off[i] = <uint32_t>total
+            memcpy(self._dec_bytes + total, self.view.keys + BBPE_KEY_BYTES * i, self.view.lens[i])
+            total += self.view.lens[i]
+        self._dec_off[n] = <uint32_t>total
+        self.view.dec_off = self._dec_off
+        self.view.dec_bytes = self._dec_bytes
 
     def __dealloc__(self):
         free(self._table)
         free(self._trans)
+        free(self._slot_id)
+        free(self._dec_off)
+        free(self._dec_bytes)
 
     @property
     def n_keys(self):
@@ -806,24 +876,25 @@ cdef class Model:
         cdef uint8_t* dst = &small[0]
         try:
             if PyList_CheckExact(ids):
-                n = _list_ids(ids, self.view.n_keys, small_ids, 256, &owned)
+                n = _list_ids(ids, &self.view, small_ids, 256, &owned, &size)
                 src = owned
             else:
                 view = ids
                 n = view.shape[0]
                 src = &view[0] if n else NULL
-            size = bbpe_decoded_size(&self.view, src, n, &bad)
-            if size == BBPE_ERR_UNKNOWN_ID:
-                raise UnknownIdError(src[bad], bad, self.view.n_keys)
-            if size > 2048:
-                dst = <uint8_t*>malloc(size)
+                size = bbpe_decoded_size(&self.view, src, n, &bad)
+                if size == BBPE_ERR_UNKNOWN_ID:
+                    raise UnknownIdError(src[bad], bad, self.view.n_keys)
+            # 24 bytes of slack: every key is copied with one fixed-size copy
+            if size + BBPE_KEY_BYTES > 2048:
+                dst = <uint8_t*>malloc(size + BBPE_KEY_BYTES)
                 if dst == NULL:
                     raise MemoryError()
             if size < <int64_t>_NOGIL_BYTES:
-                bbpe_decode_into(&self.view, src, n, dst, size, &bad)
+                bbpe_decode_into(&self.view, src, n, dst, size + BBPE_KEY_BYTES, &bad)
             else:
                 with nogil:
-                    bbpe_decode_into(&self.view, src, n, dst, size, &bad)
+                    bbpe_decode_into(&self.view, src, n, dst, size + BBPE_KEY_BYTES, &bad)
             if errors == NULL:
                 return PyBytes_FromStringAndSize(<char*>dst, size)
             return PyUnicode_DecodeUTF8(<char*>dst, size, errors)
@@ -845,27 +916,43 @@ cdef class Model:
         return self._decode(ids, e)
 
 
-cdef int64_t _list_ids(object ids, int64_t n_keys, int64_t* small, Py_ssize_t nsmall, int64_t** out) except -1:
+def plain_texts(list texts):
+    """True when every item is exactly a str or bytes (what the batch encoder takes as is);
+    a C loop, so a large batch needs no Python-level pass to check it."""
+    cdef Py_ssize_t i
+    cdef PyObject* item
+    for i in range(PyList_GET_SIZE(texts)):
+        item = PyList_GET_ITEM(texts, i)
+        if not (_unicode_check_exact(item) or _bytes_check_exact(item)):
+            return False
+    return True
+
+
+cdef int64_t _list_ids(object ids, const bbpe_model* m, int64_t* small, Py_ssize_t nsmall,
+                       int64_t** out, int64_t* total) except -1:
     """The ids of a list, checked, into small[] or a malloc'd array (*out, which the
-    caller frees when it is not small)."""
+    caller frees when it is not small); *total gets the number of bytes they decode to."""
     cdef Py_ssize_t n = PyList_GET_SIZE(ids), i
-    cdef int64_t kid
+    cdef int64_t kid, size = 0
     cdef int overflow = 0
+    cdef PyObject* item
     cdef int64_t* buf = small if n <= nsmall else <int64_t*>malloc((n + 1) * sizeof(int64_t))
     if buf == NULL:
         raise MemoryError()
     out[0] = buf
     for i in range(n):
-        item = <object>PyList_GET_ITEM(ids, i)
-        if PyLong_CheckExact(item):
-            kid = PyLong_AsLongLongAndOverflow(item, &overflow)
+        item = PyList_GET_ITEM(ids, i)  # borrowed: no reference counting per id
+        if _long_check_exact(item):
+            kid = _long_value(item, &overflow)
             if overflow:
-                raise UnknownIdError(item, i, n_keys)
+                kid = -1
         else:
-            kid = _as_id(item, i, n_keys)
-        if kid < 0 or kid >= n_keys:
-            raise UnknownIdError(item, i, n_keys)
+            kid = _as_id(<object>item, i, m.n_keys)
+        if kid < 0 or kid >= m.n_keys:
+            raise UnknownIdError(<object>item, i, m.n_keys)
         buf[i] = kid
+        size += m.lens[kid]
+    total[0] = size
     return n
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from . import binfile
 
 try:
-    from .codec import Model, StreamDecoder
+    from .codec import Model, StreamDecoder, plain_texts
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
         f"bbpe's compiled codec is missing from {Path(__file__).parent}: this is the source tree. "
@@ -243,7 +243,12 @@ class Tokenizer:
         released while encoding. Returns one list (or uint32 array) per text, in order."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
-        data = [self._utf8(t, gbk) for t in texts] if gbk else [t if type(t) in (str, bytes) else bytes(t) for t in texts]
+        if gbk:
+            data = [self._utf8(t, gbk) for t in texts]
+        else:
+            data = texts if type(texts) is list else list(texts)
+            if not plain_texts(data):
+                data = [t if type(t) in (str, bytes) else bytes(t) for t in data]
         threads = max(1, min(num_threads or os.cpu_count() or 1, len(data) or 1))
         work = self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
         if threads == 1:

@@ -168,3 +168,25 @@ def test_corpus_lines_match_stored_encodings():
     stored = tok.train_encodings
     assert len(stored) == len(lines) == 2228
     assert [tok.decode_bytes(ids).rstrip(b"\n") for ids in stored] == lines
+
+
+# Arbitrary vocabularies, not just trained ones: keys whose prefixes are no keys (the
+# greedy cannot reach them), first chars that are no keys (virtual trie nodes), chains up
+# to 24 bytes and chars cut short inside a key all go through the trie builder.
+key_chars = st.sampled_from(["a", "b", "<", ">", "一", "二", "é", "\U00021d53"]).map(str.encode) | st.sampled_from(
+    [b"\xe4\xb8", b"\xf0", b"\x80", b"\0"])
+random_keys = st.lists(st.lists(key_chars, min_size=2, max_size=12).map(b"".join).filter(lambda k: len(k) <= 24),
+                       max_size=60, unique=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(extra=random_keys, data=st.lists(key_chars, max_size=40).map(b"".join) | st.binary(max_size=60))
+def test_arbitrary_vocabulary_matches_literal_model(extra, data):
+    keys = [bytes([b]) for b in range(256)] + [k for k in extra if len(k) > 1]
+    model = Model(b"".join(k.ljust(24, b"\0") for k in keys), bytes(len(k) for k in keys))
+    vocab = {k: i for i, k in enumerate(keys)}
+    for compat in (True, False):
+        ids = model.encode(data, compat)
+        assert ids == model_encode(vocab, data, compat=compat)
+        if not compat:
+            assert model.decode(ids) == data
