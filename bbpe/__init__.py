@@ -27,5 +27,15 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
-__all__ = ["FormatError", "GBKError", "GBKWarning", "InsufficientMemoryError", "Tokenizer", "UnknownIdError",
-           "get_include", "load", "train", "__version__"]
+__all__ = [
+    "FormatError",
+    "GBKError",
+    "GBKWarning",
+    "InsufficientMemoryError",
+    "Tokenizer",
+    "UnknownIdError",
+    "__version__",
+    "get_include",
+    "load",
+    "train",
+]

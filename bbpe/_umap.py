@@ -33,7 +33,7 @@ _EMPTY = -1
 _HEAD = -2
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bucket_counts() -> np.ndarray:
     """The bucket counts of a growing libstdc++ map: ``[1, 13, 29, 59, ...]`` (uint64)."""
     text = resources.files(__package__).joinpath("_umap_buckets.txt").read_text()

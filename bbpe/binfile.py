@@ -25,6 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from .codec import walk_encodings
 from .errors import FormatError
 from .vocab import KEY_BYTES
 
@@ -72,14 +73,11 @@ def parse_bin(data: bytes, name: str = "<bytes>") -> BinContents:
     offset += 8
     starts = np.empty(m, dtype=np.int64)  # file offset of each encoding's first id
     lengths = np.empty(m, dtype=np.int64)
-    for k in range(m):
-        if offset + 8 > size:
-            raise fail(offset, f"file ends inside encoding {k} of {m} (no length field)")
-        (length,) = struct.unpack_from("<Q", data, offset)
-        if length > (size - offset - 8) // 8:
-            raise fail(offset, f"encoding {k} has length {length}, but only {size - offset - 8} bytes follow")
-        starts[k], lengths[k] = offset + 8, length
-        offset += 8 + 8 * length
+    offset, k, length = walk_encodings(data, offset, starts, lengths)
+    if k >= 0 and length < 0:
+        raise fail(offset, f"file ends inside encoding {k} of {m} (no length field)")
+    if k >= 0:
+        raise fail(offset, f"encoding {k} has length {length}, but only {size - offset - 8} bytes follow")
     if offset != size:
         raise fail(offset, f"{size - offset} bytes of trailing data after the last encoding")
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -117,20 +115,34 @@ def _check_records(records: np.ndarray, fail) -> None:
     if bad.size:
         i = int(bad[0])
         raise fail(at(i, 32), f"record {i}: id {int(ids[i])} is outside 0..{n - 1}")
-    first = np.full(n, -1, dtype=np.int64)
-    for i, kid in enumerate(ids.tolist()):
-        if first[kid] >= 0:
-            raise fail(at(i, 32), f"record {i}: id {kid} is already the id of record {int(first[kid])}")
-        first[kid] = i
-    keys = {}
-    for i, (row, length) in enumerate(zip(records["key"], lens.tolist())):
-        key = row[:length].tobytes()
-        if key in keys:
-            raise fail(at(i, 0), f"record {i}: key {key.hex()} is already the key of record {keys[key]}")
-        keys[key] = i
+    dup = _first_repeat(ids)
+    if dup is not None:
+        i, j = dup
+        raise fail(at(i, 32), f"record {i}: id {int(ids[i])} is already the id of record {j}")
+    # a key is its 24 zero-padded bytes plus its length (never 0, so no trailing NUL is lost)
+    rows = np.concatenate([records["key"], lens.astype(np.uint8)[:, None]], axis=1)
+    dup = _first_repeat(np.ascontiguousarray(rows).view(f"S{KEY_BYTES + 1}").ravel())
+    if dup is not None:
+        i, j = dup
+        key = records["key"][i][: int(lens[i])].tobytes()
+        raise fail(at(i, 0), f"record {i}: key {key.hex()} is already the key of record {j}")
+    keys = set(rows[lens == 1, 0].tolist())
     for b in range(256):
-        if bytes([b]) not in keys:
+        if b not in keys:
             raise fail(8, f"no record for the byte 0x{b:02x} (every vocabulary holds all 256 bytes)")
+
+
+def _first_repeat(values: np.ndarray) -> tuple[int, int] | None:
+    """The first index i (in order) whose value occurs at an earlier index j, as (i, j)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    repeats = np.flatnonzero(ordered[1:] == ordered[:-1]) + 1
+    if not repeats.size:
+        return None
+    # within a run of equal values the stable order is by index: the run's head is first
+    heads = np.maximum.accumulate(np.where(np.r_[True, ordered[1:] != ordered[:-1]], np.arange(len(values)), 0))
+    pick = repeats[np.argmin(order[repeats])]
+    return int(order[pick]), int(order[heads[pick]])
 
 
 def write_contents(f: BinaryIO, contents: BinContents, chunk_ids: int = 1 << 20) -> None:

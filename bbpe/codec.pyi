@@ -1,12 +1,15 @@
 """Type stub for the Cython codec (bbpe/codec.pyx)."""
 
 from array import array
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-_Bytes = bytes | bytearray | memoryview
+_Bytes: TypeAlias = bytes | bytearray | memoryview
 
+def walk_encodings(data: bytes, offset: int, starts: npt.NDArray[np.int64],
+                   lengths: npt.NDArray[np.int64]) -> tuple[int, int, int]: ...
 def plain_texts(texts: list[object]) -> bool: ...
 
 class Model:

@@ -916,6 +916,28 @@ cdef class Model:
         return self._decode(ids, e)
 
 
+def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] starts, int64_t[::1] lengths):
+    """Walk the stored encodings of a ``.bin`` (u64 length, then that many ids) from
+    ``offset``, one per slot of ``starts``: fills starts (the offset of each one's ids) and
+    lengths. Returns (offset after the last one, -1, 0), or at the first that does not fit
+    in the file (its offset, its index, its length, or -1 when the length field is cut).
+    A chain of dependent reads, so it is walked here rather than in numpy."""
+    cdef Py_ssize_t size = data.shape[0], k, b
+    cdef uint64_t length
+    for k in range(starts.shape[0]):
+        if offset < 0 or offset + 8 > size:
+            return offset, k, -1
+        length = 0
+        for b in range(8):
+            length |= (<uint64_t>data[offset + b]) << (8 * b)
+        if length > <uint64_t>((size - offset - 8) // 8):
+            return offset, k, length
+        starts[k] = offset + 8
+        lengths[k] = <int64_t>length
+        offset += 8 + 8 * <Py_ssize_t>length
+    return offset, -1, 0
+
+
 def plain_texts(list texts):
     """True when every item is exactly a str or bytes (what the batch encoder takes as is);
     a C loop, so a large batch needs no Python-level pass to check it."""

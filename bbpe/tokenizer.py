@@ -11,7 +11,8 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache, partial
+from functools import cache, partial
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from .errors import UnknownIdError
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
 from .resources import check_training_memory
-from .vocab import BOS, EOS, PAD, key_matrix
+from .vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
 DEFAULT_CORPUS = Path(__file__).resolve().parent / "data" / "tang300.txt"
@@ -69,7 +70,7 @@ class Tokenizer:
         self._model = Model(rows.tobytes(), lens.tobytes())
         n = len(self._keys)
         order = np.arange(n) if record_order is None else np.asarray(record_order, dtype=np.int64)
-        if sorted(order.tolist()) != list(range(n)):
+        if not np.array_equal(np.sort(order), np.arange(n)):
             raise ValueError("record_order must hold every id exactly once")
         self._record_order = order
         self._set_train_encodings(train_encodings)
@@ -91,10 +92,11 @@ class Tokenizer:
         """Load a ``.bin`` written by bbpe or by the reference. Raises FormatError, OSError."""
         contents = binfile.read_bin(path)
         records = contents.records
-        n = records.shape[0]
-        keys: list[bytes] = [b""] * n
-        for row, length, kid in zip(records["key"], records["len"].tolist(), records["id"].tolist()):
-            keys[kid] = row[:length].tobytes()
+        by_id = records[np.argsort(records["id"])]  # ids are 0..n-1, each once (checked)
+        lens = by_id["len"].astype(np.int64)
+        joined = by_id["key"][np.arange(KEY_BYTES)[None, :] < lens[:, None]].tobytes()
+        ends = np.cumsum(lens).tolist()
+        keys = [joined[a:b] for a, b in zip([0, *ends[:-1]], ends)]
         tok = cls(keys, record_order=records["id"], bug_compat=bug_compat)
         tok._set_encoding_arrays(np.diff(contents.encoding_offsets), contents.encoding_ids)
         return tok
@@ -412,10 +414,10 @@ def _encode_arrays(model: Model, texts: list, compat: bool) -> list[np.ndarray]:
     ids, offsets = model.encode_many(texts, compat)
     flat = np.frombuffer(ids, dtype=np.uint32)
     bounds = np.frombuffer(offsets, dtype=np.int64).tolist()
-    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return [flat[a:b] for a, b in pairwise(bounds)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pool(threads: int) -> ThreadPoolExecutor:
     """One long-lived pool per thread count (starting threads per call would cost more
     than small batches take)."""

@@ -65,9 +65,12 @@ class VocabularyBuilder:
 
 def key_matrix(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     """Keys as the C++ lays them out: ``(n, 24) uint8`` zero padded, and ``(n,) uint8`` lengths."""
+    lens = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    too_long = np.flatnonzero(lens > KEY_BYTES)
+    if too_long.size:
+        i = int(too_long[0])
+        raise ValueError(f"key {i} has {int(lens[i])} bytes; a key holds at most {KEY_BYTES}")
     rows = np.zeros((len(keys), KEY_BYTES), dtype=np.uint8)
-    lens = np.empty(len(keys), dtype=np.uint8)
-    for i, key in enumerate(keys):
-        rows[i, : len(key)] = np.frombuffer(key, dtype=np.uint8)
-        lens[i] = len(key)
-    return rows, lens
+    # the cells of the keys' bytes, row by row, are the keys joined end to end
+    rows[np.arange(KEY_BYTES)[None, :] < lens[:, None]] = np.frombuffer(b"".join(keys), dtype=np.uint8)
+    return rows, lens.astype(np.uint8)

@@ -38,9 +38,10 @@ class Run:
 
 
 def measure(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = None) -> Run:
-    """Run cmd as a child; its wall time and its own peak RSS (os.wait4's rusage)."""
+    """Run cmd as a child; its wall time and its own peak RSS (os.wait4's rusage). It runs
+    in / so that ``python -m bbpe`` imports the installed package, never a source tree."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd="/")
     deadline = start + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -67,9 +68,10 @@ def best_of(cmd: list[str], repeat: int, **kw) -> Run:
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
                 break
     except OSError:
         pass
@@ -85,7 +87,7 @@ def versions(names: list[str]) -> str:
         except metadata.PackageNotFoundError:
             out.append(f"{name} (not installed)")
     if shutil.which("g++"):
-        out.append(subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0])
+        out.append(subprocess.run(["g++", "--version"], capture_output=True, check=False, text=True).stdout.splitlines()[0])
     return ", ".join(out)
 
 

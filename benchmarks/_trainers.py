@@ -40,8 +40,7 @@ def rustbpe(corpus: str, vocab: int, out: str) -> None:
     with open(corpus, encoding="utf-8") as f:
         tok.train_from_iterator(f, vocab_size=vocab)
     with open(os.path.join(out, "rustbpe.ranks"), "w") as f:
-        for token, rank in tok.get_mergeable_ranks():
-            f.write(f"{token.hex()} {rank}\n")
+        f.writelines(f"{token.hex()} {rank}\n" for token, rank in tok.get_mergeable_ranks())
 
 
 TRAINERS = {"tokenizers": hf_tokenizers, "sentencepiece": sentencepiece, "youtokentome": youtokentome,

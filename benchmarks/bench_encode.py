@@ -26,7 +26,7 @@ from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "2")  # HF tokenizers' batch threads, before it loads
 
-from _common import HERE, corpus, machine, replace_section, versions  # noqa: E402
+from _common import HERE, corpus, machine, replace_section, versions
 
 MODELS = Path(os.environ.get("BBPE_BENCH_MODELS", "/tmp/bbpe-bench-models"))
 VOCAB = 32000
@@ -66,8 +66,7 @@ def _train_rustbpe(path: Path, out: Path) -> None:
         tok.train_from_iterator(f, vocab_size=VOCAB)
     with open(out, "w") as f:
         f.write(tok.get_pattern() + "\n")
-        for token, rank in tok.get_mergeable_ranks():
-            f.write(f"{bytes(token).hex()} {rank}\n")
+        f.writelines(f"{bytes(token).hex()} {rank}\n" for token, rank in tok.get_mergeable_ranks())
 
 
 def _train_spm(path: Path, out: Path) -> None:
@@ -210,11 +209,11 @@ def main() -> None:
     lines_out = [f"## Encoding and decoding ({time.strftime('%Y-%m-%d')}, `python benchmarks/bench_encode.py`)\n",
                  f"Machine: {machine()}.  ",
                  f"Versions: {versions(['bbpe', 'tiktoken', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n",
-                 "Each tool encodes the corpus's lines (str) with its own BPE model of 32000 trained on that corpus "
+                 ("Each tool encodes the corpus's lines (str) with its own BPE model of 32000 trained on that corpus "
                  "(tiktoken: ranks from rustbpe's byte-level trainer). MB/s of UTF-8 input, best of "
                  f"{args.repeat}, warm, GC off while timing. single = one call per line, one thread; batch = the "
                  "tool's batch call on 2 threads; decode = one call per line. ×: bbpe divided by the best of "
-                 "tiktoken, YouTokenToMe and sentencepiece (HF tokenizers in brackets).\n",
+                 "tiktoken, YouTokenToMe and sentencepiece (HF tokenizers in brackets).\n"),
                  "| corpus | tool | single MB/s | batch MB/s | decode M tok/s | tokens/byte |",
                  "| --- | --- | ---: | ---: | ---: | ---: |"]
     for name in names:

@@ -105,9 +105,9 @@ def main() -> None:
     lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
     lines.append(f"Machine: {machine()}.  ")
     lines.append(f"Versions: {versions(['bbpe', 'numba', 'numpy', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n")
-    lines.append("Wall seconds (best of %d) and peak RSS of each trainer's own process, same run. The last two "
+    lines.append(f"Wall seconds (best of {args.repeat}) and peak RSS of each trainer's own process, same run. The last two "
                  "columns are bbpe divided by that tool (below 1: bbpe is faster / leaner). bbpe's time includes "
-                 "writing the reference's `.bin` with the stored encoding of every line.\n" % args.repeat)
+                 "writing the reference's `.bin` with the stored encoding of every line.\n")
     lines.append("| corpus | vocab | tool | wall s | peak RSS MB | bbpe/tool time | bbpe/tool RSS | note |")
     lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
     lines += rows

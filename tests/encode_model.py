@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-TAG = re.compile(rb"<[^>]*>", re.S)
+TAG = re.compile(rb"<[^>]*>", re.DOTALL)
 
 
 def char_len(lead: int) -> int:

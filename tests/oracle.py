@@ -12,7 +12,7 @@ class Oracle:
 
     def run(self, *args: str, stdin: bytes = b"", gbk: bool = False) -> bytes:
         cmd = [self.exe] + (["--gbk"] if gbk else []) + list(args)
-        r = subprocess.run(cmd, input=stdin, capture_output=True)
+        r = subprocess.run(cmd, input=stdin, capture_output=True, check=False)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.decode(errors='replace')}")
         return r.stdout

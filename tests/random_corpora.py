@@ -23,7 +23,7 @@ VOCAB_SIZES = [0, 1, 6, 7, 100, 263, 270, 271, 272, 275, 280, 290, 300, 320, 350
 
 def _invalid(rng: random.Random) -> bytes:
     """An invalid UTF-8 'char' that the lead-byte rule (Q2) cuts back as one unit."""
-    tail = lambda k: bytes(rng.randrange(0x80, 0xC0) for _ in range(k))  # noqa: E731
+    tail = lambda k: bytes(rng.randrange(0x80, 0xC0) for _ in range(k))
     kind = rng.randrange(6)
     if kind == 0:
         return bytes([rng.randrange(0x80, 0xC0)])  # stray continuation byte

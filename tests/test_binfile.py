@@ -7,9 +7,11 @@ import struct
 import numpy as np
 import pytest
 from conftest import DATA
+from hypothesis import given
+from hypothesis import strategies as st
 
 import bbpe
-from bbpe.binfile import RECORD, parse_bin
+from bbpe.binfile import RECORD, _first_repeat, parse_bin
 
 SMALL = DATA / "golden" / "song100_v800.bin"
 
@@ -85,6 +87,36 @@ def test_duplicate_key_and_missing_byte(tiny):
     recs["key"][b] = recs["key"][a]
     with pytest.raises(bbpe.FormatError, match="already the key of record|no record for the byte 0x42"):
         parse_bin(with_records(tiny, recs))
+
+
+def test_duplicate_key_names_both_records(tiny):
+    recs = records_of(tiny)
+    long_keys = np.flatnonzero(recs["len"] > 1)
+    first, second = int(long_keys[0]), int(long_keys[-1])  # a later record repeats an earlier key
+    recs["key"][second], recs["len"][second] = recs["key"][first], recs["len"][first]
+    with pytest.raises(bbpe.FormatError, match=f"record {second}: key .* already the key of record {first}") as info:
+        parse_bin(with_records(tiny, recs))
+    assert info.value.offset == 8 + 40 * second
+
+
+def test_keys_differing_only_by_trailing_nul_are_distinct(tiny):
+    recs = records_of(tiny)
+    i = int(np.flatnonzero(recs["len"] > 1)[0])
+    recs["key"][i] = 0
+    recs["key"][i][0], recs["len"][i] = ord("a"), 2  # b"a\0": the same padded bytes as b"a"
+    assert parse_bin(with_records(tiny, recs)).records.shape[0] == recs.shape[0]
+
+
+@given(st.lists(st.integers(0, 6), max_size=30))
+def test_first_repeat_is_the_first_index_seen_before(values):
+    seen: dict[int, int] = {}
+    expected = None
+    for i, v in enumerate(values):
+        if v in seen:
+            expected = (i, seen[v])
+            break
+        seen[v] = i
+    assert _first_repeat(np.array(values, dtype=np.int64)) == expected
 
 
 def test_encodings_are_checked(tiny):
