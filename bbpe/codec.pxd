@@ -28,8 +28,8 @@ ctypedef struct bbpe_model:
     const uint64_t* trans          # open addressing, load <= 1/2
     uint64_t trans_mask            # table size - 1 (a power of two)
     int trans_shift                # 64 - log2(table size)
-    const int32_t* slot_id         # the id of the key ending at each node, or -1 (a first
-                                   # char that is no key but starts one)
+    # the id of the key ending at each node, or -1 (a first char that is no key but starts one)
+    const int32_t* slot_id
     int32_t root_byte[256]         # the node of each 1-byte char at the start, or -1
     # The decoder's table: the keys end to end (dec_bytes, 24 bytes of slack at the end),
     # id i at dec_bytes[dec_off[i]:dec_off[i+1]]: a third of the 24-byte keys' footprint
