@@ -61,6 +61,7 @@ cdef uint64_t _HAS_CHILDREN = 1ULL << 63  # flag on a node's entry: some key ext
 cdef int _CODE_LEN_SHIFT = 32
 cdef size_t _NOGIL_BYTES = 4096  # below this, releasing the GIL costs more than the work
 cdef int _NODE_SHIFT = 35
+cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-sized)
 
 
 # ----------------------------------------------------------------------------- chars
@@ -757,7 +758,8 @@ cdef class Model:
         if offs == NULL:
             raise MemoryError()
         try:
-            count = self._encode_many(texts, BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
+            # a copy of the list: no other thread can free a text while the GIL is released
+            count = self._encode_many(list(texts), BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
             return (PyBytes_FromStringAndSize(<char*>ids, count * sizeof(int32_t)),
                     PyBytes_FromStringAndSize(<char*>offs, (m + 1) * sizeof(int64_t)))
         finally:
@@ -766,25 +768,63 @@ cdef class Model:
 
     def encode_lists(self, list texts, bint bug_compat=False):
         """Encode a list of str or bytes into a list of lists of ids: the encoding runs
-        without the GIL, so threads that each take a slice of a batch overlap."""
-        cdef Py_ssize_t m = len(texts), i
+        without the GIL, so threads that each take a slice of a batch overlap.
+
+        Texts go in rounds of about a megabyte of ids: each round is encoded (GIL released)
+        into one reused buffer that stays in the CPU's cache while its lists are built."""
+        cdef list items = list(texts)  # ours: no other thread can free a text while we encode
+        cdef Py_ssize_t m = len(items), i = 0, j, k
+        cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
-        cdef int32_t* ids = NULL
-        cdef list out
+        cdef size_t cap = _ROUND_IDS, need, bound
+        cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
+        cdef uint8_t* scratch = NULL
+        cdef size_t scratch_size = 0
+        cdef int64_t count = 0
+        cdef list out = PyList_New(m)
         cdef object one
-        if offs == NULL:
-            raise MemoryError()
         try:
-            self._encode_many(texts, BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
-            out = PyList_New(m)
-            for i in range(m):
-                one = self._as_list(ids + offs[i], offs[i + 1] - offs[i])
-                Py_INCREF(one)
-                PyList_SET_ITEM(out, i, one)
+            if ts == NULL or offs == NULL or buf == NULL:
+                raise MemoryError()
+            for k in range(m):
+                _as_text(items[k], &ts[k])
+            while i < m:
+                need = 0
+                j = i
+                while j < m:
+                    bound = _utf8_size(ts[j]) * (4 if flags else 1) + 16
+                    if j > i and need + bound > cap:
+                        break
+                    need += bound
+                    j += 1
+                if need > cap:  # one text larger than a round
+                    free(buf)
+                    buf = <int32_t*>malloc(need * sizeof(int32_t))
+                    if buf == NULL:
+                        raise MemoryError()
+                    cap = need
+                with nogil:
+                    offs[i] = 0
+                    for k in range(i, j):
+                        count = _encode_text(&self.view, ts[k], buf + offs[k], cap - offs[k], flags,
+                                             &scratch, &scratch_size)
+                        if count < 0:
+                            break
+                        offs[k + 1] = offs[k] + count
+                if count < 0:
+                    raise MemoryError()
+                for k in range(i, j):
+                    one = self._as_list(buf + offs[k], offs[k + 1] - offs[k])
+                    Py_INCREF(one)
+                    PyList_SET_ITEM(out, k, one)
+                i = j
             return out
         finally:
+            free(ts)
             free(offs)
-            free(ids)
+            free(buf)
+            free(scratch)
 
     def as_lists(self, ids, offsets):
         """(ids, offsets) from ``encode_many`` -> a list of lists of ids."""

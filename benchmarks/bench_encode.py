@@ -162,6 +162,21 @@ def long_line(name: str, repeat: int) -> tuple[float, float]:
     return len(one) / as_one / 1e6, len(one) / as_lines / 1e6
 
 
+def two_core_ceiling(repeat: int) -> float:
+    """Throughput of two CPU-bound processes at once over one alone: the most that a second
+    thread can add on this machine (1.0: nothing, 2.0: a whole core)."""
+    cmd = [sys.executable, "-c", "sum(range(30_000_000))"]
+
+    def both() -> None:
+        procs = [subprocess.Popen(cmd) for _ in range(2)]
+        for p in procs:
+            p.wait()
+
+    one = best(lambda: subprocess.run(cmd, check=True), repeat)
+    two = best(both, repeat)
+    return 2 * one / two
+
+
 # ----------------------------------------------------------------------------- report
 
 def plot(results: dict, path: Path) -> None:
@@ -205,6 +220,7 @@ def main() -> None:
             print(f"{name:9s} {tool:14s} single {r['single']:7.1f} MB/s  batch {r['batch']:7.1f} MB/s  "
                   f"decode {r['decode']:6.1f} M tok/s  tokens/byte {r['tpb']:.3f}", flush=True)
     one, split = long_line(names[0], args.repeat)
+    ceiling = two_core_ceiling(max(args.repeat, 5))
 
     lines_out = [f"## Encoding and decoding ({time.strftime('%Y-%m-%d')}, `python benchmarks/bench_encode.py`)\n",
                  f"Machine: {machine()}.  ",
@@ -232,7 +248,8 @@ def main() -> None:
     lines_out.append("")
     first = results[names[0]]["bbpe"]
     lines_out.append(f"* bbpe's own batch speed-up on 2 threads ({names[0]}): "
-                     f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed.")
+                     f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed. For scale, this machine's "
+                     f"two cores: two CPU-bound processes at once run at {ceiling:.2f}x the throughput of one.")
     lines_out.append(f"* One ~100 MB line ({names[0]} without its line breaks): {one:.1f} MB/s; the same bytes in "
                      f"their lines: {split:.1f} MB/s (numpy output, 1 thread; ratio {split / one:.2f}).")
     lines_out.append("\n![encoding throughput](encode.png)")

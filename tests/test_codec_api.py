@@ -48,6 +48,19 @@ def test_batch_equals_one_by_one(tok, threads):
     assert tok.encode_batch([]) == []
 
 
+def test_batch_in_many_rounds_and_a_text_larger_than_a_round(tok):
+    # encode_lists encodes about 2**18 ids per round: this batch takes several rounds, and
+    # one text is larger than a round on its own
+    texts = lines_of(3, count=3000) * 10
+    big = b"".join(lines_of(4)) * 100
+    texts.insert(len(texts) // 2, big)
+    texts.append(bytearray(texts[1]))  # not str or bytes: converted first
+    assert sum(map(len, texts)) > 4 << 18 and len(big) > 2 << 18
+    expected = [tok.encode(bytes(t)) for t in texts]
+    assert tok.encode_batch(texts, num_threads=1) == expected
+    assert tok.encode_batch(texts, num_threads=2) == expected
+
+
 def test_encode_file_streams_every_line(tok, tmp_path):
     lines = lines_of(7)
     lines = [line.replace(b"\n", b"") for line in lines] + [b"", b"last line, no LF"]
