@@ -664,10 +664,16 @@ cdef class Model:
         cdef int64_t count
         cdef int32_t small[4096]
         cdef int32_t* buf = &small[0]
+        cdef uint8_t small_text[8192]
         cdef uint8_t* scratch = NULL
         cdef size_t scratch_size = 0, cap
         if PyBytes_CheckExact(data) or PyUnicode_CheckExact(data):
             _as_text(data, &t)
+            if t.kind != 0 and _utf8_size(t) <= sizeof(small_text):
+                # a short non-ASCII str: its UTF-8 on the stack, no allocation per call
+                t.length = _to_utf8(t, small_text)
+                t.data = small_text
+                t.kind = 0
         else:
             view = data
             t.kind = 0

@@ -253,10 +253,9 @@ def main() -> None:
     lines_out.append("")
     first = results[names[0]]["bbpe"]
     lines_out.append(f"* bbpe's own batch speed-up on 2 threads ({names[0]}): "
-                     f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed. The encoder alone, re-encoding "
-                     f"200 KB that stays in cache, does {in_cache:.2f}x the work on 2 threads: on a whole corpus the "
-                     "rest goes to memory traffic (the result lists are fresh memory) and to building lists, "
-                     "which needs the GIL.")
+                     f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed. For comparison, the encoder "
+                     f"alone, each of 2 threads re-encoding 200 KB that stays in cache, does {in_cache:.2f}x the work of "
+                     "one thread: what this machine's two vCPUs give varies from run to run.")
     lines_out.append(f"* One ~100 MB line ({names[0]} without its line breaks): {one:.1f} MB/s; the same bytes in "
                      f"their lines: {split:.1f} MB/s (numpy output, 1 thread; ratio {split / one:.2f}).")
     lines_out.append("\n![encoding throughput](encode.png)")
