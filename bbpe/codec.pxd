@@ -88,5 +88,6 @@ cdef class Model:
     cdef _build_transitions(self)
     cdef _build_decoder(self)
     cdef list _as_list(self, const int32_t* ids, int64_t count)
+    cdef list _encode_list(self, object data, int flags)
     cdef int64_t _encode_many(self, list texts, int flags, int32_t** ids_out, int64_t* offs) except -2
     cdef object _decode(self, object ids, const char* errors)

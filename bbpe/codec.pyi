@@ -8,6 +8,14 @@ import numpy.typing as npt
 
 _Bytes: TypeAlias = bytes | bytearray | memoryview
 
+class TokenizerBase:
+    """The per-call hot path of ``bbpe.Tokenizer``."""
+
+    _model: Model
+    bug_compat: bool
+    def encode(self, text: str | _Bytes, *, gbk: bool = False, bug_compat: bool | None = None,
+               out: str = "list") -> list[int] | npt.NDArray[np.uint32]: ...
+
 def walk_encodings(data: bytes, offset: int, starts: npt.NDArray[np.int64],
                    lengths: npt.NDArray[np.int64]) -> tuple[int, int, int]: ...
 def plain_texts(texts: list[object]) -> bool: ...

@@ -658,9 +658,11 @@ cdef class Model:
 
     def encode(self, data, bint bug_compat=False):
         """A str (UTF-8, lone surrogates with surrogatepass) or bytes-like -> list of ids."""
+        return self._encode_list(data, BBPE_BUG_COMPAT if bug_compat else 0)
+
+    cdef list _encode_list(self, object data, int flags):
         cdef _text t
         cdef const uint8_t[::1] view
-        cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
         cdef int64_t count
         cdef int32_t small[4096]
         cdef int32_t* buf = &small[0]
@@ -680,7 +682,7 @@ cdef class Model:
             t.length = view.shape[0]
             t.data = &view[0] if t.length else NULL
         # ids <= bytes, + 3 per piece with bug_compat; a str's UTF-8 size bounds its bytes
-        cap = _utf8_size(t) * (4 if bug_compat else 1) + 16
+        cap = _utf8_size(t) * (4 if flags else 1) + 16
         if cap > 4096:
             buf = <int32_t*>malloc(cap * sizeof(int32_t))
             if buf == NULL:
@@ -960,6 +962,27 @@ cdef class Model:
             return self._decode(ids, b"replace")
         cdef bytes e = errors.encode()
         return self._decode(ids, e)
+
+
+cdef class TokenizerBase:
+    """The per-call hot path of ``bbpe.Tokenizer`` (which subclasses this): ``encode`` on a
+    str or bytes into a list goes straight to the C encoder, without a Python frame."""
+
+    cdef public Model _model
+    cdef public bint bug_compat
+
+    def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list"):
+        """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
+        ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
+        ``out="numpy"`` returns a uint32 array instead of a list.
+
+        >>> tok.encode("床前明月光")                                     # doctest: +SKIP
+        [229, 186, 138, 323, 400, 277, 506]
+        """
+        cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
+        if not gbk and out == "list":
+            return self._model._encode_list(text, BBPE_BUG_COMPAT if compat else 0)  # a str is converted in C
+        return self._encode_other(text, gbk, compat, out)
 
 
 def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] starts, int64_t[::1] lengths):

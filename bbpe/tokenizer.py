@@ -20,7 +20,7 @@ import numpy as np
 from . import binfile
 
 try:
-    from .codec import Model, StreamDecoder, plain_texts
+    from .codec import Model, StreamDecoder, TokenizerBase, plain_texts
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
         f"bbpe's compiled codec is missing from {Path(__file__).parent}: this is the source tree. "
@@ -37,7 +37,7 @@ DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
 DEFAULT_CORPUS = Path(__file__).resolve().parent / "data" / "tang300.txt"
 
 
-class Tokenizer:
+class Tokenizer(TokenizerBase):
     """A byte-level BPE vocabulary as XBBPE builds it.
 
     >>> tok = Tokenizer.train("data/tang300.txt", vocab_size=800)   # doctest: +SKIP
@@ -145,7 +145,7 @@ class Tokenizer:
         (``InsufficientMemoryError``) when the corpus is too big for the memory available.
 
         >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
-        [229, 186, 138, 323, 400, 277]
+        [229, 186, 138, 323, 400, 277, 506]
         """
         path = DEFAULT_CORPUS if corpus_path is None else corpus_path
         source = Corpus.from_file(path, gbk=gbk, missing_is_empty=bug_compat, windows=windows_text, strict=strict)
@@ -222,18 +222,10 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ encoding
 
-    def encode(self, text: str | bytes, *, gbk: bool = False, bug_compat: bool | None = None,
-               out: str = "list") -> list[int] | np.ndarray:
-        """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
-        ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
-        ``out="numpy"`` returns a uint32 array instead of a list.
+    # encode(text, *, gbk=False, bug_compat=None, out="list") is TokenizerBase.encode, in
+    # Cython: a str or bytes into a list goes straight to C; everything else comes here.
 
-        >>> tok.encode("床前明月光")                                     # doctest: +SKIP
-        [229, 186, 138, 323, 400, 277]
-        """
-        compat = self.bug_compat if bug_compat is None else bug_compat
-        if out == "list" and not gbk:
-            return self._model.encode(text, compat)  # a str is converted in C
+    def _encode_other(self, text: str | bytes, gbk: bool, compat: bool, out: str) -> list[int] | np.ndarray:
         if out == "numpy":
             return np.frombuffer(self._model.encode_ids(self._utf8(text, gbk), compat), dtype=np.uint32)
         _check_out(out)
