@@ -247,8 +247,10 @@ class Tokenizer(TokenizerBase):
         work = self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
         if threads == 1:
             return work(data, compat)
-        # more slices than threads: while one thread builds its lists (GIL), others encode
-        step = max(1, -(-len(data) // (4 * threads)))
+        # more slices than threads: while one thread builds its lists (GIL), others encode,
+        # and the last slices, whose lists cannot overlap anything, are short (8 per thread
+        # measured best among 4, 8, 16 and 32 on zh-large)
+        step = max(1, -(-len(data) // (8 * threads)))
         chunks = [data[i : i + step] for i in range(0, len(data), step)]
         result: list = []
         for part in _pool(threads).map(lambda chunk: work(chunk, compat), chunks):
