@@ -102,9 +102,11 @@ cdef inline uint64_t _char_code(const uint8_t* s, size_t pos, size_t n, size_t f
 # ----------------------------------------------------------------------------- str input
 #
 # A text is given as (kind, data, length): kind 0 for UTF-8 bytes (or an ASCII str), else
-# the str's code unit size (1, 2, 4). Converting a str here, without the GIL, lets batches
-# convert in parallel and leaves the caller's str as it was (PyUnicode_AsUTF8 would cache
-# a UTF-8 copy inside it). Lone surrogates are written as three bytes (surrogatepass).
+# the str's code unit size (1, 2, 4). UCS-2 and UCS-4 str are encoded straight from their
+# code units (_next_char); a Latin-1 str is converted to UTF-8 here. Either way it happens
+# without the GIL, so batches run in parallel, and the caller's str is left as it was
+# (PyUnicode_AsUTF8 would cache a UTF-8 copy inside it). Lone surrogates count as three
+# bytes (surrogatepass).
 
 ctypedef struct _text:
     int kind
@@ -168,6 +170,11 @@ cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap
     cdef size_t need, n
     if t.kind == 0:
         return bbpe_encode_into32(m, <const uint8_t*>t.data, t.length, dst, cap, flags)
+    if t.kind == 2:
+        return _encode(m, <const uint16_t*>t.data, t.length, dst, cap, flags)
+    if t.kind == 4:
+        return _encode(m, <const uint32_t*>t.data, t.length, dst, cap, flags)
+    # kind 1 (Latin-1 beyond ASCII): its units are not UTF-8 bytes, so it is converted
     need = _utf8_size(t)
     if need > scratch_size[0]:
         free(scratch[0])
@@ -227,21 +234,53 @@ cdef inline int64_t _start(const bbpe_model* m, uint64_t code) noexcept nogil:
 
 # ----------------------------------------------------------------------------- encoding
 
-cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, id_t* dst, int64_t out,
+ctypedef fused unit_t:
+    uint8_t   # UTF-8 bytes
+    uint16_t  # a str's UCS-2 code units
+    uint32_t  # a str's UCS-4 code units
+
+
+cdef inline uint64_t _next_char(const unit_t* s, size_t pos, size_t n, bint compat, size_t* units,
+                                size_t* klen) noexcept nogil:
+    """The char at s[pos] as (length << 32 | UTF-8 bytes), its UTF-8 length in *klen and
+    the units it takes in *units. A code unit of a str is one whole char (a lone surrogate
+    as its three bytes, as surrogatepass writes it), so a str needs no UTF-8 copy."""
+    cdef uint32_t c
+    if unit_t is uint8_t:
+        units[0] = _char_len(s[pos])
+        return _char_code(s, pos, n, units[0], compat, klen)
+    else:
+        c = s[pos]
+        units[0] = 1
+        if c < 0x80:
+            klen[0] = 1
+            return c | (1ULL << _CODE_LEN_SHIFT)
+        if c < 0x800:
+            klen[0] = 2
+            return (0xC0 | (c >> 6)) | (<uint64_t>(0x80 | (c & 0x3F)) << 8) | (2ULL << _CODE_LEN_SHIFT)
+        if c < 0x10000:
+            klen[0] = 3
+            return ((0xE0 | (c >> 12)) | (<uint64_t>(0x80 | ((c >> 6) & 0x3F)) << 8)
+                    | (<uint64_t>(0x80 | (c & 0x3F)) << 16) | (3ULL << _CODE_LEN_SHIFT))
+        klen[0] = 4
+        return ((0xF0 | (c >> 18)) | (<uint64_t>(0x80 | ((c >> 12) & 0x3F)) << 8)
+                | (<uint64_t>(0x80 | ((c >> 6) & 0x3F)) << 16) | (<uint64_t>(0x80 | (c & 0x3F)) << 24)
+                | (4ULL << _CODE_LEN_SHIFT))
+
+
+cdef int64_t _encode_piece(const bbpe_model* m, const unit_t* s, size_t n, id_t* dst, int64_t out,
                            size_t cap, bint compat) noexcept nogil:
     cdef size_t pos = 0, full, first_len, clen, mlen, k
     cdef uint64_t code, first_code
     cdef int64_t node, matched, nxt
     while pos < n:
-        full = _char_len(s[pos])
-        first_code = _char_code(s, pos, n, full, compat, &first_len)
+        first_code = _next_char(s, pos, n, compat, &full, &first_len)
         node = _start(m, first_code)
         matched = node if node >= 0 and m.slot_id[node] >= 0 else -1
         mlen = first_len
         pos += full
         while node >= 0 and pos < n:
-            full = _char_len(s[pos])
-            code = _char_code(s, pos, n, full, compat, &clen)
+            code = _next_char(s, pos, n, compat, &full, &clen)
             if mlen + clen >= BBPE_KEY_BYTES:
                 # WordIdKey::Append refuses: the match cannot grow. Q14: the reference
                 # then finds the unchanged match in the vocabulary and drops this char.
@@ -272,23 +311,32 @@ cdef int64_t _encode_piece(const bbpe_model* m, const uint8_t* s, size_t n, id_t
     return out
 
 
-cdef int64_t _encode(const bbpe_model* model, const uint8_t* src, size_t n, id_t* dst, size_t cap,
+cdef inline size_t _find(const unit_t* s, size_t start, size_t n, uint32_t unit) noexcept nogil:
+    """The position of the first ``unit`` in s[start:n], or n."""
+    cdef const uint8_t* p
+    if unit_t is uint8_t:
+        p = <const uint8_t*>memchr(s + start, unit, n - start)
+        return n if p == NULL else <size_t>(p - s)
+    else:
+        while start < n and s[start] != unit:
+            start += 1
+        return start
+
+
+cdef int64_t _encode(const bbpe_model* model, const unit_t* src, size_t n, id_t* dst, size_t cap,
                      int flags) noexcept nogil:
     cdef bint compat = (flags & BBPE_BUG_COMPAT) != 0
     cdef size_t start = 0, lt, gt
-    cdef const uint8_t* p
     cdef int64_t out = 0
     while start < n:
         # Q13: the regex <[^>]*> takes a '<' and everything up to the next '>'; a '<' with
         # no '>' after it starts no tag, and then neither does any later one
-        p = <const uint8_t*>memchr(src + start, 60, n - start)
-        if p == NULL:
+        lt = _find(src, start, n, 60)
+        if lt == n:
             break
-        lt = p - src
-        p = <const uint8_t*>memchr(src + lt + 1, 62, n - lt - 1)
-        if p == NULL:
+        gt = _find(src, lt + 1, n, 62)
+        if gt == n:
             break
-        gt = p - src
         if lt > start:
             out = _encode_piece(model, src + start, lt - start, dst, out, cap, compat)
             if out < 0:
@@ -671,8 +719,9 @@ cdef class Model:
         cdef size_t scratch_size = 0, cap
         if PyBytes_CheckExact(data) or PyUnicode_CheckExact(data):
             _as_text(data, &t)
-            if t.kind != 0 and _utf8_size(t) <= sizeof(small_text):
-                # a short non-ASCII str: its UTF-8 on the stack, no allocation per call
+            if t.kind == 1 and _utf8_size(t) <= sizeof(small_text):
+                # a short Latin-1 str: its UTF-8 on the stack, no allocation per call (UCS-2
+                # and UCS-4 str are encoded from their code units)
                 t.length = _to_utf8(t, small_text)
                 t.data = small_text
                 t.kind = 0
@@ -981,7 +1030,7 @@ cdef class TokenizerBase:
         """
         cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
         if not gbk and out == "list":
-            return self._model._encode_list(text, BBPE_BUG_COMPAT if compat else 0)  # a str is converted in C
+            return self._model._encode_list(text, BBPE_BUG_COMPAT if compat else 0)  # a str: in C
         return self._encode_other(text, gbk, compat, out)
 
 

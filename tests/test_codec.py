@@ -190,3 +190,19 @@ def test_arbitrary_vocabulary_matches_literal_model(extra, data):
         assert ids == model_encode(vocab, data, compat=compat)
         if not compat:
             assert model.decode(ids) == data
+
+
+# A str is encoded from its code units (Latin-1, UCS-2 or UCS-4), not from a UTF-8 copy:
+# the ids must be those of its UTF-8 bytes, lone surrogates as surrogatepass writes them.
+any_str = st.text(alphabet=st.characters(codec=None), max_size=80) | texts | st.text(
+    alphabet=st.sampled_from("aé\xff<>天地人\ud800\udfff\U00021d53 "), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=any_str, name=st.sampled_from(MODELS), compat=st.booleans())
+def test_str_encodes_as_its_utf8_bytes(models, text, name, compat):
+    tok = models[name]
+    data = text.encode("utf-8", "surrogatepass")
+    assert tok.encode(text, bug_compat=compat) == tok.encode(data, bug_compat=compat)
+    assert tok.encode_batch([text, text * 3], bug_compat=compat) == [tok.encode(data, bug_compat=compat),
+                                                                     tok.encode(data * 3, bug_compat=compat)]
