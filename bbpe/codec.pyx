@@ -4,9 +4,9 @@
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key
 (Q14); a single char that is not a key is written as its bytes (Q15). Since a match only
-grows through keys, the vocabulary is compiled into transitions (node, next char) -> node,
-and each char costs one probe of an integer-keyed table: no merge ranks, no pre-split, no
-byte hashing.
+grows through keys, the vocabulary is compiled into a trie of transitions (node, next
+char) -> node, and each char costs at most one probe of an integer-keyed table: no merge
+ranks, no pre-split, no byte hashing. A str is read from its own code units.
 
 By default nothing is lost: a match stops when the next char would make it 24 bytes or
 more, and a char cut short at the end of a piece keeps just its bytes, so
@@ -102,11 +102,10 @@ cdef inline uint64_t _char_code(const uint8_t* s, size_t pos, size_t n, size_t f
 # ----------------------------------------------------------------------------- str input
 #
 # A text is given as (kind, data, length): kind 0 for UTF-8 bytes (or an ASCII str), else
-# the str's code unit size (1, 2, 4). UCS-2 and UCS-4 str are encoded straight from their
-# code units (_next_char); a Latin-1 str is converted to UTF-8 here. Either way it happens
-# without the GIL, so batches run in parallel, and the caller's str is left as it was
-# (PyUnicode_AsUTF8 would cache a UTF-8 copy inside it). Lone surrogates count as three
-# bytes (surrogatepass).
+# the str's code unit size (1, 2, 4). A str is encoded straight from its code units
+# (_next_char), without the GIL and without a UTF-8 copy, so batches run in parallel and the
+# caller's str is left as it was (PyUnicode_AsUTF8 would cache a UTF-8 copy inside it).
+# Lone surrogates count as three bytes (surrogatepass).
 
 ctypedef struct _text:
     int kind
@@ -114,39 +113,11 @@ ctypedef struct _text:
     size_t length
 
 
-cdef inline size_t _utf8_size(_text t) noexcept nogil:
-    return t.length if t.kind == 0 else t.length * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
-
-
-cdef size_t _to_utf8(_text t, uint8_t* out) noexcept nogil:
-    """Write the text's UTF-8 to out (room: _utf8_size); returns the bytes written."""
-    cdef size_t i, w = 0
-    cdef uint32_t c
-    if t.kind == 0:
-        memcpy(out, t.data, t.length)
-        return t.length
-    for i in range(t.length):
-        c = (<const uint8_t*>t.data)[i] if t.kind == 1 else (
-            (<const uint16_t*>t.data)[i] if t.kind == 2 else (<const uint32_t*>t.data)[i])
-        if c < 0x80:
-            out[w] = c
-            w += 1
-        elif c < 0x800:
-            out[w] = 0xC0 | (c >> 6)
-            out[w + 1] = 0x80 | (c & 0x3F)
-            w += 2
-        elif c < 0x10000:
-            out[w] = 0xE0 | (c >> 12)
-            out[w + 1] = 0x80 | ((c >> 6) & 0x3F)
-            out[w + 2] = 0x80 | (c & 0x3F)
-            w += 3
-        else:
-            out[w] = 0xF0 | (c >> 18)
-            out[w + 1] = 0x80 | ((c >> 12) & 0x3F)
-            out[w + 2] = 0x80 | ((c >> 6) & 0x3F)
-            out[w + 3] = 0x80 | (c & 0x3F)
-            w += 4
-    return w
+cdef inline size_t _text_cap(_text t, int flags) noexcept nogil:
+    """Room for the ids of a text: at most one per UTF-8 byte, and with bug_compat up to 3
+    NULs padding a cut char per piece (4 per byte is more than enough)."""
+    cdef size_t utf8 = t.length if t.kind == 0 else t.length * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
+    return utf8 * (4 if flags & BBPE_BUG_COMPAT else 1) + 16
 
 
 cdef int _as_text(object obj, _text* t) except -1:
@@ -164,27 +135,15 @@ cdef int _as_text(object obj, _text* t) except -1:
     return 0
 
 
-cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap, int flags,
-                          uint8_t** scratch, size_t* scratch_size) noexcept nogil:
-    """Encode a text into dst (room: _bound of its UTF-8), converting a str on the way."""
-    cdef size_t need, n
+cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap, int flags) noexcept nogil:
+    """Encode a text into dst (room: _text_cap), bytes or a str's code units."""
     if t.kind == 0:
-        return bbpe_encode_into32(m, <const uint8_t*>t.data, t.length, dst, cap, flags)
+        return _encode(m, <const uint8_t*>t.data, t.length, dst, cap, flags)
+    if t.kind == 1:
+        return _encode(m, <const char*>t.data, t.length, dst, cap, flags)
     if t.kind == 2:
         return _encode(m, <const uint16_t*>t.data, t.length, dst, cap, flags)
-    if t.kind == 4:
-        return _encode(m, <const uint32_t*>t.data, t.length, dst, cap, flags)
-    # kind 1 (Latin-1 beyond ASCII): its units are not UTF-8 bytes, so it is converted
-    need = _utf8_size(t)
-    if need > scratch_size[0]:
-        free(scratch[0])
-        scratch[0] = <uint8_t*>malloc(need + 64)
-        if scratch[0] == NULL:
-            scratch_size[0] = 0
-            return BBPE_ERR_CAPACITY
-        scratch_size[0] = need + 64
-    n = _to_utf8(t, scratch[0])
-    return bbpe_encode_into32(m, scratch[0], n, dst, cap, flags)
+    return _encode(m, <const uint32_t*>t.data, t.length, dst, cap, flags)
 
 
 # ----------------------------------------------------------------------------- lookups
@@ -236,6 +195,7 @@ cdef inline int64_t _start(const bbpe_model* m, uint64_t code) noexcept nogil:
 
 ctypedef fused unit_t:
     uint8_t   # UTF-8 bytes
+    char      # a str's Latin-1 code units (char: a C type apart from the UTF-8 bytes)
     uint16_t  # a str's UCS-2 code units
     uint32_t  # a str's UCS-4 code units
 
@@ -250,7 +210,10 @@ cdef inline uint64_t _next_char(const unit_t* s, size_t pos, size_t n, bint comp
         units[0] = _char_len(s[pos])
         return _char_code(s, pos, n, units[0], compat, klen)
     else:
-        c = s[pos]
+        if unit_t is char:
+            c = <uint8_t>s[pos]
+        else:
+            c = s[pos]
         units[0] = 1
         if c < 0x80:
             klen[0] = 1
@@ -313,9 +276,9 @@ cdef int64_t _encode_piece(const bbpe_model* m, const unit_t* s, size_t n, id_t*
 
 cdef inline size_t _find(const unit_t* s, size_t start, size_t n, uint32_t unit) noexcept nogil:
     """The position of the first ``unit`` in s[start:n], or n."""
-    cdef const uint8_t* p
-    if unit_t is uint8_t:
-        p = <const uint8_t*>memchr(s + start, unit, n - start)
+    cdef const unit_t* p
+    if unit_t is uint8_t or unit_t is char:
+        p = <const unit_t*>memchr(s + start, unit, n - start)
         return n if p == NULL else <size_t>(p - s)
     else:
         while start < n and s[start] != unit:
@@ -491,15 +454,10 @@ cdef size_t _last_char_start(const uint8_t* k, size_t n) noexcept nogil:
 
 
 cdef uint64_t _key_code(const uint8_t* k, size_t start, size_t n) noexcept nogil:
-    """The code of the char of key k at ``start`` (cut short by the key's end, as a char
-    cut by a piece's end is)."""
-    cdef size_t full = _char_len(k[start]), have = n - start, i
-    cdef uint64_t code = 0
-    if have > full:
-        have = full
-    for i in range(have):
-        code |= (<uint64_t>k[start + i]) << (8 * i)
-    return code | (<uint64_t>have << _CODE_LEN_SHIFT)
+    """The code of the char of key k at ``start``: a char cut short by the key's end keeps
+    the bytes it has, as the encoder codes a char cut by a piece's end."""
+    cdef size_t klen
+    return _char_code(k, start, n, _char_len(k[start]), False, &klen)
 
 
 cdef int64_t _insert(bbpe_model* m, uint64_t key) noexcept nogil:
@@ -714,39 +672,29 @@ cdef class Model:
         cdef int64_t count
         cdef int32_t small[4096]
         cdef int32_t* buf = &small[0]
-        cdef uint8_t small_text[8192]
-        cdef uint8_t* scratch = NULL
-        cdef size_t scratch_size = 0, cap
+        cdef size_t cap
         if PyBytes_CheckExact(data) or PyUnicode_CheckExact(data):
             _as_text(data, &t)
-            if t.kind == 1 and _utf8_size(t) <= sizeof(small_text):
-                # a short Latin-1 str: its UTF-8 on the stack, no allocation per call (UCS-2
-                # and UCS-4 str are encoded from their code units)
-                t.length = _to_utf8(t, small_text)
-                t.data = small_text
-                t.kind = 0
         else:
             view = data
             t.kind = 0
             t.length = view.shape[0]
             t.data = &view[0] if t.length else NULL
-        # ids <= bytes, + 3 per piece with bug_compat; a str's UTF-8 size bounds its bytes
-        cap = _utf8_size(t) * (4 if flags else 1) + 16
+        cap = _text_cap(t, flags)
         if cap > 4096:
             buf = <int32_t*>malloc(cap * sizeof(int32_t))
             if buf == NULL:
                 raise MemoryError()
         try:
             if t.length < _NOGIL_BYTES:
-                count = _encode_text(&self.view, t, buf, cap, flags, &scratch, &scratch_size)
+                count = _encode_text(&self.view, t, buf, cap, flags)
             else:
                 with nogil:
-                    count = _encode_text(&self.view, t, buf, cap, flags, &scratch, &scratch_size)
+                    count = _encode_text(&self.view, t, buf, cap, flags)
             if count < 0:
-                raise MemoryError()
+                raise RuntimeError("encode: output bound exceeded")  # cannot happen: see _text_cap
             return self._as_list(buf, count)
         finally:
-            free(scratch)
             if buf != &small[0]:
                 free(buf)
 
@@ -773,34 +721,31 @@ cdef class Model:
         cdef size_t total = 0
         cdef int64_t count = 0, out = 0
         cdef int32_t* dst = NULL
-        cdef uint8_t* scratch = NULL
-        cdef size_t scratch_size = 0
         if ts == NULL:
             raise MemoryError()
         try:
             for i in range(m):
                 _as_text(texts[i], &ts[i])
-                total += _utf8_size(ts[i]) * (4 if flags else 1) + 16
+                total += _text_cap(ts[i], flags)
             dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))  # untouched beyond what is written
             if dst == NULL:
                 raise MemoryError()
             with nogil:
                 offs[0] = 0
                 for i in range(m):
-                    count = _encode_text(&self.view, ts[i], dst + out, total - out, flags, &scratch, &scratch_size)
+                    count = _encode_text(&self.view, ts[i], dst + out, total - out, flags)
                     if count < 0:
                         break
                     out += count
                     offs[i + 1] = out
             if count < 0:
-                raise MemoryError()
+                raise RuntimeError("encode_many: output bound exceeded")  # cannot happen: see _text_cap
             ids_out[0] = dst
             dst = NULL
             return out
         finally:
             free(ts)
             free(dst)
-            free(scratch)
 
     def encode_many(self, list texts, bint bug_compat=False):
         """Encode a list of str or bytes; the GIL is released while encoding.
@@ -836,8 +781,6 @@ cdef class Model:
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
         cdef size_t cap = _ROUND_IDS, need, bound
         cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
-        cdef uint8_t* scratch = NULL
-        cdef size_t scratch_size = 0
         cdef int64_t count = 0
         cdef list out = PyList_New(m)
         cdef object one
@@ -850,7 +793,7 @@ cdef class Model:
                 need = 0
                 j = i
                 while j < m:
-                    bound = _utf8_size(ts[j]) * (4 if flags else 1) + 16
+                    bound = _text_cap(ts[j], flags)
                     if j > i and need + bound > cap:
                         break
                     need += bound
@@ -864,13 +807,12 @@ cdef class Model:
                 with nogil:
                     offs[i] = 0
                     for k in range(i, j):
-                        count = _encode_text(&self.view, ts[k], buf + offs[k], cap - offs[k], flags,
-                                             &scratch, &scratch_size)
+                        count = _encode_text(&self.view, ts[k], buf + offs[k], cap - offs[k], flags)
                         if count < 0:
                             break
                         offs[k + 1] = offs[k] + count
                 if count < 0:
-                    raise MemoryError()
+                    raise RuntimeError("encode_lists: output bound exceeded")  # cannot happen: see _text_cap
                 for k in range(i, j):
                     one = self._as_list(buf + offs[k], offs[k + 1] - offs[k])
                     Py_INCREF(one)
@@ -881,7 +823,6 @@ cdef class Model:
             free(ts)
             free(offs)
             free(buf)
-            free(scratch)
 
     def as_lists(self, ids, offsets):
         """(ids, offsets) from ``encode_many`` -> a list of lists of ids."""
