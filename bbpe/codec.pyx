@@ -40,10 +40,8 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     bint PyUnicode_CheckExact(object o)
     object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
-    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
     Py_ssize_t PyList_GET_SIZE(object lst)
     bint PyList_CheckExact(object o)
-    bint PyLong_CheckExact(object o)
     bint _long_check_exact "PyLong_CheckExact"(PyObject* o)
     bint _bytes_check_exact "PyBytes_CheckExact"(PyObject* o)
     bint _unicode_check_exact "PyUnicode_CheckExact"(PyObject* o)
@@ -824,29 +822,11 @@ cdef class Model:
             free(offs)
             free(buf)
 
-    def as_lists(self, ids, offsets):
-        """(ids, offsets) from ``encode_many`` -> a list of lists of ids."""
-        cdef const int64_t[::1] offv = memoryview(offsets).cast("q")
-        cdef Py_ssize_t m = offv.shape[0] - 1, i
-        if len(ids) == 0:
-            return [[] for _ in range(m)]
-        cdef const int32_t[::1] idv = memoryview(ids).cast("i")
-        cdef list out = PyList_New(m)
-        cdef object one
-        for i in range(m):
-            one = self._as_list(&idv[0] + offv[i], offv[i + 1] - offv[i])
-            Py_INCREF(one)
-            PyList_SET_ITEM(out, i, one)
-        return out
-
-    def encode_lines(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat=False, bint training=True):
-        """Encode a block of whole lines.
-
-        ``training=True`` gives the training texts (QUIRKS Q18): every non-empty line; a
-        line followed by an empty line, or the block's last line when ``last_para_end``,
-        is encoded with its LF. ``training=False`` encodes every line, empty ones
-        included, without its LF. Returns two bytes objects of native int64: the length of
-        each text's encoding, and all the ids.
+    def encode_lines(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat=False):
+        """Encode the training texts (QUIRKS Q18) of a block of whole lines: every non-empty
+        line; a line followed by an empty line, or the block's last line when
+        ``last_para_end``, is encoded with its LF. Returns two bytes objects of native
+        int64: the length of each text's encoding, and all the ids.
         """
         cdef size_t n = data.shape[0], a = 0, b, i, lt = 0, nlf = 0
         cdef const uint8_t* src = &data[0] if n else NULL
@@ -873,8 +853,8 @@ cdef class Model:
                     if p == NULL:
                         break  # a last line without LF: below
                     b = p - src
-                    if b > a or not training:
-                        if training and ((b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end)):
+                    if b > a:
+                        if (b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end):
                             count = bbpe_encode_into(&self.view, src + a, b + 1 - a, dst + out, cap - out, flags)
                         else:
                             count = bbpe_encode_into(&self.view, src + a, b - a, dst + out, cap - out, flags)
@@ -885,7 +865,7 @@ cdef class Model:
                         out += count
                     a = b + 1
             if a < n and count >= 0:  # the end of the file, without LF: add it if it ends a paragraph
-                text = bytes(data[a:n]) + (b"\n" if training and last_para_end else b"")
+                text = bytes(data[a:n]) + (b"\n" if last_para_end else b"")
                 count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + out,
                                          cap - out, flags)
                 lens[ntexts] = count
@@ -1015,7 +995,6 @@ cdef int64_t _list_ids(object ids, const bbpe_model* m, int64_t* small, Py_ssize
     caller frees when it is not small); *total gets the number of bytes they decode to."""
     cdef Py_ssize_t n = PyList_GET_SIZE(ids), i
     cdef int64_t kid, size = 0
-    cdef int overflow = 0
     cdef PyObject* item
     cdef int64_t* buf = small if n <= nsmall else <int64_t*>malloc((n + 1) * sizeof(int64_t))
     if buf == NULL:
@@ -1023,18 +1002,24 @@ cdef int64_t _list_ids(object ids, const bbpe_model* m, int64_t* small, Py_ssize
     out[0] = buf
     for i in range(n):
         item = PyList_GET_ITEM(ids, i)  # borrowed: no reference counting per id
-        if _long_check_exact(item):
-            kid = _long_value(item, &overflow)
-            if overflow:
-                kid = -1
-        else:
-            kid = _as_id(<object>item, i, m.n_keys)
+        kid = _item_id(item, i, m.n_keys)
         if kid < 0 or kid >= m.n_keys:
             raise UnknownIdError(<object>item, i, m.n_keys)
         buf[i] = kid
         size += m.lens[kid]
     total[0] = size
     return n
+
+
+cdef inline int64_t _item_id(PyObject* item, Py_ssize_t pos, int64_t n_keys) except? -2:
+    """An id given as a Python object: an int (-1 when it does not fit in int64, so the
+    caller's range check names it) or anything with ``__index__`` but float."""
+    cdef int overflow = 0
+    cdef int64_t kid
+    if _long_check_exact(item):
+        kid = _long_value(item, &overflow)
+        return -1 if overflow else kid
+    return _as_id(<object>item, pos, n_keys)
 
 
 cdef int64_t _as_id(object item, Py_ssize_t pos, int64_t n_keys) except? -2:
@@ -1071,14 +1056,8 @@ cdef class StreamDecoder:
         cdef int64_t written, kid
         cdef Py_ssize_t pos = 0
         parts = []
-        cdef int overflow = 0
         for item in ((ids,) if isinstance(ids, int) else ids):
-            if PyLong_CheckExact(item):
-                kid = PyLong_AsLongLongAndOverflow(item, &overflow)
-                if overflow:
-                    raise UnknownIdError(item, pos, self.model.view.n_keys)
-            else:
-                kid = _as_id(item, pos, self.model.view.n_keys)
+            kid = _item_id(<PyObject*>item, pos, self.model.view.n_keys)
             written = bbpe_decode_stream(&self.model.view, &self.state, kid, buf, sizeof(buf))
             if written == BBPE_ERR_UNKNOWN_ID:
                 raise UnknownIdError(item, pos, self.model.view.n_keys)

@@ -58,13 +58,18 @@ def _after_last_lf(chunk: bytes) -> int:
     return chunk.rfind(b"\n") + 1
 
 
+def block_lines(block: bytes) -> list[bytes]:
+    """``std::getline`` over a block of whole lines: ``b'a\\n\\nb\\n' -> [b'a', b'', b'b']``."""
+    lines = block.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the LF ends the last line; it starts no new one
+    return lines
+
+
 def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """``std::getline`` over a byte stream: ``[b'a\\nb', b'c\\n'] -> b'a', b'bc'``."""
     for block in _cut_blocks(chunks, _after_last_lf):
-        lines = block.split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()  # the LF ends the last line; it starts no new one
-        yield from lines
+        yield from block_lines(block)
 
 
 def windows_text(chunks: Iterable[bytes]) -> Iterator[bytes]:
@@ -90,18 +95,23 @@ def paragraph_texts(lines: Iterable[bytes]) -> Iterator[bytes]:
 
     ``[b'', b'a', b'b', b'', b'c'] -> b'a', b'b\\n', b'c\\n'``
     """
-    pending: bytes | None = None
-    for line in lines:
+    return (text for _, text in numbered_texts(lines))
+
+
+def numbered_texts(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``paragraph_texts``, with the (1-based) line number of each text."""
+    pending: tuple[int, bytes] | None = None
+    for lineno, line in enumerate(lines, 1):
         if not line:
             if pending is not None:
-                yield pending + b"\n"
+                yield pending[0], pending[1] + b"\n"
                 pending = None
             continue
         if pending is not None:
             yield pending
-        pending = line
+        pending = (lineno, line)
     if pending is not None:
-        yield pending + b"\n"
+        yield pending[0], pending[1] + b"\n"
 
 
 class Corpus:
@@ -164,7 +174,7 @@ class Corpus:
         report = not self._reported  # the corpus is read twice: report once
         self._reported = True
         problems = 0
-        for lineno, text in _numbered_texts(split_lines(self._chunks())):
+        for lineno, text in numbered_texts(split_lines(self._chunks())):
             problem = gbk_problem(text)
             if problem and report:
                 problems += 1
@@ -194,22 +204,6 @@ class Corpus:
             previous = block
         if previous is not None:
             yield previous, True
-
-
-def _numbered_texts(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
-    """``paragraph_texts``, with the (1-based) line number of each text."""
-    pending: tuple[int, bytes] | None = None
-    for lineno, line in enumerate(lines, 1):
-        if not line:
-            if pending is not None:
-                yield pending[0], pending[1] + b"\n"
-                pending = None
-            continue
-        if pending is not None:
-            yield pending
-        pending = (lineno, line)
-    if pending is not None:
-        yield pending[0], pending[1] + b"\n"
 
 
 def _joined(texts: Iterable[bytes], block_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:

@@ -26,7 +26,7 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         f"bbpe's compiled codec is missing from {Path(__file__).parent}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
-from .corpus import Corpus, split_lines
+from .corpus import Corpus, block_lines, split_lines
 from .errors import UnknownIdError
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
@@ -271,16 +271,9 @@ class Tokenizer(TokenizerBase):
             for line in split_lines(source.chunks()):
                 yield self.encode(line, gbk=True, bug_compat=compat, out=out)
             return
+        work = self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
         for block, _ in source.line_blocks():
-            lengths, ids = self._model.encode_lines(block, False, compat, training=False)
-            bounds = np.concatenate(([0], np.cumsum(np.frombuffer(lengths, dtype=np.int64))))
-            flat = np.frombuffer(ids, dtype=np.int64)
-            if out == "list":
-                offsets = np.ascontiguousarray(bounds, dtype=np.int64).tobytes()
-                yield from self._model.as_lists(flat.astype(np.int32).tobytes(), offsets)
-            else:
-                flat32 = flat.astype(np.uint32)
-                yield from (flat32[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+            yield from work(block_lines(block), compat)
 
     @staticmethod
     def _utf8(text: str | bytes, gbk: bool) -> bytes:
