@@ -19,7 +19,7 @@ from typing import BinaryIO
 from . import __version__
 from .corpus import read_chunks, split_lines, windows_text
 from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError
-from .gbk import gbk_problem
+from .gbk import gbk_line_problem
 from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
@@ -110,8 +110,7 @@ def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
     tok = Tokenizer.load(args.model, bug_compat=args.bug_compat)
     name = args.file or "<stdin>"
     for lineno, line in enumerate(_input(args.file, args.windows_text), 1):
-        if args.gbk and (problem := gbk_problem(line)):
-            message = f"{name}: line {lineno}, byte {problem[0]}: {problem[1]}"
+        if args.gbk and (message := gbk_line_problem(name, lineno, line)):
             if args.strict:
                 raise CliError(message)
             print(f"bbpe: warning: {message}", file=sys.stderr)

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 
 from .errors import GBKError, GBKWarning
-from .gbk import gbk_problem, gbk_to_utf8
+from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
@@ -175,10 +175,9 @@ class Corpus:
         self._reported = True
         problems = 0
         for lineno, text in numbered_texts(split_lines(self._chunks())):
-            problem = gbk_problem(text)
-            if problem and report:
+            message = gbk_line_problem(self.name, lineno, text) if report else None
+            if message:
                 problems += 1
-                message = f"{self.name}: line {lineno}, byte {problem[0]}: {problem[1]}"
                 if self.strict:
                     raise GBKError(message)
                 if problems <= self.WARN_LINES:

@@ -63,6 +63,13 @@ def utf8_to_gbk(data: bytes) -> bytes:
     return _convert(data, "utf-8", "gbk")
 
 
+def gbk_line_problem(name: str, lineno: int, line: bytes) -> str | None:
+    """What ``gbk_problem`` finds in a line, as a message naming the file, the line and
+    the byte; None for a line the conversion keeps as it is."""
+    problem = gbk_problem(line)
+    return None if problem is None else f"{name}: line {lineno}, byte {problem[0]}: {problem[1]}"
+
+
 def gbk_problem(data: bytes) -> tuple[int, str] | None:
     """(offset, what) of the first byte the reference's ``ToUTF8`` replaces or drops, or
     None: ``b'a\\x81 b' -> (1, 'not GBK (becomes U+FFFD)')``, ``b'ab\\0c' -> (2, ...)``."""

@@ -2,7 +2,7 @@
 
 The estimate comes from measured peaks (docs/training.md): about 170 MB of fixed cost
 (Python, numpy, numba and its LLVM) plus at most 14 bytes per corpus byte (zh-large at
-vocab 32000 needed 11.1; English needs far less, since its distinct segments repeat).
+vocab 32000 needed 10.3; English needs far less, since its distinct segments repeat).
 """
 
 from __future__ import annotations
