@@ -19,8 +19,39 @@ bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 _njit = numba.njit(cache=True, nogil=True)
+
+
+@intrinsic
+def prefetch(typingctx, array, row):
+    """Hint that ``array[row]`` (its first element, for a 2-d array) will be read soon.
+
+    The trainer's loops are chains of dependent cache misses (hash slot, then key, then
+    its counters); fetching them a few iterations ahead overlaps those waits. A hint only:
+    it never faults, whatever the index.
+    """
+    if not isinstance(array, types.Array) or not isinstance(row, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        arrayty = signature.args[0]
+        ary = context.make_array(arrayty)(context, builder, args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        offset = builder.mul(index, cgutils.unpack_tuple(builder, ary.strides)[0])
+        address = builder.add(builder.ptrtoint(ary.data, cgutils.intp_t), offset)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # read (0), keep in all cache levels (3), data (1)
+        builder.call(fn, [builder.inttoptr(address, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, row), codegen
 
 KEY_BYTES = 24  # sizeof(WordIdKey::idKey), MaxKeyCount = 3 * 8
 
@@ -90,8 +121,11 @@ def intern(words, slots, meta, w0, w1, w2):
 
 @_njit
 def reindex(words, nkeys, slots):
-    """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew)."""
+    """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew);
+    a freed row (all zero: no key has length 0) stays out."""
     for row in range(nkeys):
+        if words[row, 2] == _U64_0:
+            continue
         slot, _ = _find(words, slots, words[row, 0], words[row, 1], words[row, 2])
         slots[slot] = row + 1
 
@@ -479,11 +513,39 @@ def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limi
             return oi
         m = tmult[t]
         for i in range(a, a + n - 1):
+            _prefetch_pair_slot(S, i + _FAR, words, slots)
+            _prefetch_pair_row(S, i + _NEAR, words, slots, occ, lastpos)
             p = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
             S[i, PK] = p
             occ[p] += m
             lastpos[p] = i
     return order.shape[0]
+
+
+_FAR = 16
+_NEAR = 8
+
+
+@_njit
+def _prefetch_pair_slot(S, s, words, slots):
+    if s + 1 < S.shape[0] and S[s, TOK] >= 0 and S[s + 1, TOK] >= 0:
+        a, b = S[s, TOK], S[s + 1, TOK]
+        if key_len(words, a) + key_len(words, b) < KEY_BYTES:
+            w0, w1, w2 = _pair_words(words, a, b)
+            prefetch(slots, _key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1))
+
+
+@_njit
+def _prefetch_pair_row(S, s, words, slots, c1, c2):
+    if s + 1 < S.shape[0] and S[s, TOK] >= 0 and S[s + 1, TOK] >= 0:
+        a, b = S[s, TOK], S[s + 1, TOK]
+        if key_len(words, a) + key_len(words, b) < KEY_BYTES:
+            w0, w1, w2 = _pair_words(words, a, b)
+            row = np.int64(slots[np.int64(_key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1))]) - 1
+            if row >= 0:
+                prefetch(words, row)
+                prefetch(c1, row)
+                prefetch(c2, row)
 
 
 @_njit
@@ -592,10 +654,22 @@ OCC, HEAD, TAIL, FLAGS = 0, 1, 2, 3  # columns of the per-key state ``kst``
 DIRTY = 1  # FLAGS bits
 IN_VOCAB = 2  # in the vocabulary: its row must keep its bytes
 TOKEN = 4  # a token (a char or a winner): slots refer to it
-_NOT_DIRTY = np.uint8(0xFF ^ DIRTY)
+FINGER = 8  # finger[K] holds the slot linked into K last in this step (``_link``)
+_CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER))
 _KEEP = IN_VOCAB | TOKEN
-NEED_ROOM = -2  # run_merges: grow the key table or the heap, then call again
 NO_WINNER = -1  # run_merges: no pair occurs twice any more
+NEED_KEYS = -2  # run_merges: grow the key table, then call again
+
+
+@_njit
+def _new_key_state(kst, k):
+    """A key created after the table grew: its row is zero, as ``KeyTable.reserve`` leaves
+    it (untouched pages cost no memory); the state of a key that never occurred is
+    (OCC 0, no HEAD, no TAIL, no FLAGS)."""
+    kst[k, OCC] = 0
+    kst[k, HEAD] = -1
+    kst[k, TAIL] = -1
+    kst[k, FLAGS] = 0
 
 
 @_njit
@@ -620,7 +694,10 @@ def link_slots(order, start, ti, base, tlen, tmult, S, words, slots, meta, key_l
         for i in range(a, a + n - 1):
             k = np.int64(S[i, PK])
             if k < 0:
+                nkeys = meta[0]
                 k = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
+                if meta[0] != nkeys:
+                    _new_key_state(kst, k)
                 S[i, PK] = k
             kst[k, OCC] += m
             last = kst[k, TAIL]
@@ -775,26 +852,31 @@ def _link(s, k, m, S, kst, finger):
     """Add slot s to key k's list at its place in slot order.
 
     Nearly always that is the end. When it is not, the place is searched from the slot
-    linked into k last in this step (``finger[k]``): within one step the slots linked
-    into a key only grow (sites are visited in slot order, and a site links its left
+    linked into k last in this step (``finger[k]``, valid while k has FINGER): within one
+    step the slots linked into a key only grow (sites are visited in slot order, and a site links its left
     neighbour and itself), so a step walks each list at most once. Walking back from the
     tail every time would be quadratic: a Q9 winner is relinked into its own list at every
     one of its sites.
     """
     S[s, PK] = k
     kst[k, OCC] += m
-    p = finger[k]
-    if p >= 0 and S[p, PK] == k and p < s:
-        while True:
-            q = S[p, NXT]
-            if q < 0 or q > s:
-                break
-            p = q
-    else:
-        p = kst[k, TAIL]
-        while p > s:
-            p = S[p, PRV]
-    finger[k] = s
+    p = kst[k, TAIL]
+    if p > s:
+        # not the end: the finger is read (and kept, FINGER) only here, so the common
+        # case touches no finger at all
+        f = finger[k]
+        if kst[k, FLAGS] & FINGER and S[f, PK] == k and f < s:
+            p = f
+            while True:
+                q = S[p, NXT]
+                if q < 0 or q > s:
+                    break
+                p = q
+        else:
+            while p > s:
+                p = S[p, PRV]
+        finger[k] = s
+        kst[k, FLAGS] |= FINGER
     q = kst[k, HEAD] if p < 0 else S[p, NXT]
     _connect(S, kst, k, p, s)
     _connect(S, kst, k, s, q)
@@ -827,8 +909,19 @@ def _forget(words, slots, row):
 
 
 @_njit
-def _pair_key_reusing(words, slots, meta, free, fmeta, a, b):
-    """``pair_key``, but a new key takes a freed row when there is one."""
+def _free_row(words, slots, row, free, fmeta):
+    """Forget a key and put its row on the free list, zeroed so ``reindex`` skips it."""
+    _forget(words, slots, row)
+    words[row, 0] = _U64_0
+    words[row, 1] = _U64_0
+    words[row, 2] = _U64_0
+    free[fmeta[0]] = row
+    fmeta[0] += 1
+
+
+@_njit
+def _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b):
+    """``pair_key``, but a new key takes a freed row when there is one; its state is set."""
     if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
         return np.int64(a)
     w0, w1, w2 = _pair_words(words, a, b)
@@ -841,6 +934,7 @@ def _pair_key_reusing(words, slots, meta, free, fmeta, a, b):
     else:
         row = meta[0]
         meta[0] = row + 1
+    _new_key_state(kst, row)
     return _store(words, slots, slot, row, w0, w1, w2)
 
 
@@ -876,46 +970,55 @@ def compact_slots(S, n, sstart, ntypes, kst, nkeys):
 
 
 @_njit
-def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, key_limit, kst, finger,
-               free, fmeta, hocc, htail, hkey, hmeta, smeta):
-    """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size).
+def _winner_sites(S, kst, w, sites):
+    """The slots of w's occurrence list, in order, in ``sites`` (or a larger copy of it);
+    returns (sites, their number). One walk: each step of it is a cache miss."""
+    n = 0
+    s = kst[w, HEAD]
+    while s >= 0:
+        if n == sites.shape[0]:
+            grown = np.empty(2 * n + 1024, dtype=sites.dtype)
+            grown[:n] = sites[:n]
+            sites = grown
+        sites[n] = s
+        n += 1
+        s = S[s, NXT]
+    return sites, n
+
+
+@_njit
+def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, kst, finger, free,
+               fmeta, hocc, htail, hkey, hmeta, smeta, sites):
+    """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size) and
+    the buffers that may have grown: (hocc, htail, hkey, sites).
 
     Each step is one non-first MergeMaxPairWord (Q8, Q9) followed by Train's bookkeeping
     (Q10): the winner is applied at every one of its occurrences, left to right, then added
     to the vocabulary unless it is already there (IN_VOCAB). ``winners[i]`` receives the
     i-th winner. A pair key whose last occurrence goes, and which is neither a token nor
     in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it); smeta[0]
-    counts the slots merged away. Status:
-    ``limit`` reached (1), ``NO_WINNER``, ``NEED_ROOM`` (the next step might overflow the
-    key table or the heap), or 0 after ``max_steps``.
+    counts the slots merged away. The heap grows here (``np.empty``: only what is used
+    costs memory); the key table is the caller's (``KeyTable``): a step that might need
+    more keys than it has room for (two per site) returns first. Status: ``limit`` reached (1), ``NO_WINNER``, ``NEED_KEYS`` (grow the
+    table by ``hmeta[1]`` keys, then call again), or 0 after ``max_steps``.
     """
     steps = 0
     while steps < max_steps:
         w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst)
         if w < 0:
-            return NO_WINNER, steps, size
-        nsites = 0
-        s = kst[w, HEAD]
-        while s >= 0:
-            nsites += 1
-            s = S[s, NXT]
-        new_keys = max(0, 2 * nsites - fmeta[0])
-        if meta[0] + new_keys > key_limit or hmeta[0] + 5 * nsites + 2 > hocc.shape[0]:
+            return NO_WINNER, steps, size, hocc, htail, hkey, sites
+        sites, nsites = _winner_sites(S, kst, w, sites)
+        new_keys = 2 * nsites - fmeta[0]
+        if meta[0] + new_keys > min(words.shape[0], slots.shape[0] // 2):
             heap_push(hocc, htail, hkey, hmeta, kst[w, OCC], kst[w, TAIL], w)
-            hmeta[1] = new_keys  # what the step needs, for the caller
-            hmeta[2] = 5 * nsites + 2
-            return NEED_ROOM, steps, size
+            hmeta[1] = new_keys
+            return NEED_KEYS, steps, size, hocc, htail, hkey, sites
         kst[w, FLAGS] |= TOKEN
-        sites = np.empty(nsites, dtype=np.int64)
-        s = kst[w, HEAD]
-        for i in range(nsites):
-            sites[i] = s
-            s = S[s, NXT]
-        dirty_list = np.empty(5 * nsites + 1, dtype=np.int64)
+        dirty_list = np.empty(4 * nsites + 1, dtype=np.int32)
         nd = _mark(w, kst, dirty_list, 0)
         ti = 0
         for i in range(nsites):
-            s = sites[i]
+            s = np.int64(sites[i])
             if S[s, PK] != w:
                 continue  # its left or right element was merged at an earlier site (Q8)
             ti = _type_of(sstart, ntypes, s, ti)
@@ -935,28 +1038,38 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             S[j, TOK] = DEAD
             smeta[0] += 1
             if x >= 0:
-                k = _pair_key_reusing(words, slots, meta, free, fmeta, S[x, TOK], w)
+                k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, S[x, TOK], w)
                 _link(x, k, m, S, kst, finger)
                 nd = _mark(k, kst, dirty_list, nd)
             if y >= 0:
-                k = _pair_key_reusing(words, slots, meta, free, fmeta, w, S[y, TOK])
+                k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, w, S[y, TOK])
                 _link(s, k, m, S, kst, finger)
                 nd = _mark(k, kst, dirty_list, nd)
         for i in range(nd):
             k = dirty_list[i]
-            kst[k, FLAGS] &= _NOT_DIRTY
-            finger[k] = -1  # every key linked into in this step is in the dirty list
-            if kst[k, OCC] >= 2:
-                heap_push(hocc, htail, hkey, hmeta, kst[k, OCC], kst[k, TAIL], k)
-            elif kst[k, OCC] == 0 and kst[k, FLAGS] & _KEEP == 0:
-                _forget(words, slots, k)
-                free[fmeta[0]] = k
-                fmeta[0] += 1
+            kst[k, FLAGS] &= _CLEAR_STEP_BITS  # every key linked into in this step is in the dirty list
+            if kst[k, OCC] == 0 and kst[k, FLAGS] & _KEEP == 0:
+                _free_row(words, slots, k, free, fmeta)
+        if hmeta[0] + nd > hocc.shape[0]:
+            # full: rebuild it from kst (dropping the stale entries), larger if need be
+            live = 0
+            for k in range(meta[0]):
+                live += kst[k, OCC] >= 2
+            if live + live // 2 > hocc.shape[0]:
+                hocc = np.empty(2 * live + 1024, dtype=np.int32)
+                htail = np.empty(2 * live + 1024, dtype=np.int32)
+                hkey = np.empty(2 * live + 1024, dtype=np.int32)
+            heap_rebuild(hocc, htail, hkey, hmeta, kst, meta[0])
+        else:
+            for i in range(nd):
+                k = dirty_list[i]
+                if kst[k, OCC] >= 2:
+                    heap_push(hocc, htail, hkey, hmeta, kst[k, OCC], kst[k, TAIL], k)
         winners[steps] = w
         steps += 1
         if kst[w, FLAGS] & IN_VOCAB == 0:
             kst[w, FLAGS] |= IN_VOCAB
             size += 1
             if size >= limit:
-                return 1, steps, size
-    return 0, steps, size
+                return 1, steps, size, hocc, htail, hkey, sites
+    return 0, steps, size, hocc, htail, hkey, sites

@@ -35,51 +35,70 @@ def _pow2_at_least(n: int) -> int:
 
 
 class KeyTable:
-    """Interned keys (``_kernels`` layout) plus per-key arrays that grow with the table."""
+    """Interned keys (``_kernels`` layout) plus per-key arrays that grow with the table.
+
+    Rows and index grow apart. Rows (``words`` and the per-key arrays) are ``np.zeros``,
+    whose pages cost no memory until a key is stored in them, so they can be reserved
+    generously up front and are rarely copied; the hash index ``slots`` is touched all
+    over, so it grows with the keys actually stored (at most half full). ``room`` is how
+    many keys fit before either must grow: the ``key_limit`` of the kernels.
+    """
+
+    GROWTH = 0.5
 
     def __init__(self, capacity: int = 1 << 14) -> None:
         self.words = np.zeros((capacity, 3), dtype=np.uint64)
-        self.slots = np.zeros(2 * capacity, dtype=np.int32)
+        self.slots = np.zeros(_pow2_at_least(2 * capacity), dtype=np.int32)
         self.meta = np.zeros(1, dtype=np.int64)
-        self._extra: dict[str, tuple[np.ndarray, int]] = {}
+        self._extra: dict[str, np.ndarray] = {}
 
     @property
     def capacity(self) -> int:
         return self.words.shape[0]
 
     @property
+    def room(self) -> int:
+        return min(self.capacity, self.slots.shape[0] // 2)
+
+    @property
     def nkeys(self) -> int:
         return int(self.meta[0])
 
     def per_key(self, name: str, dtype: type, fill: int | tuple[int, ...] = 0) -> np.ndarray:
-        """A per-key array that grows with the table: ``(capacity,)`` filled with ``fill``,
-        or ``(capacity, len(fill))`` with every row equal to the tuple ``fill``."""
+        """A per-key array that grows with the table, ``(capacity,)`` or, for a tuple
+        ``fill``, ``(capacity, len(fill))``. The rows of the keys there are now are set to
+        ``fill``; all others are zero (no memory until used): the kernel that creates a
+        key sets its row."""
         if name not in self._extra:
-            self._extra[name] = (self._filled(self.capacity, dtype, fill), fill)
-        return self._extra[name][0]
-
-    @staticmethod
-    def _filled(n: int, dtype: type, fill: int | tuple[int, ...]) -> np.ndarray:
-        if isinstance(fill, tuple):
-            return np.tile(np.array(fill, dtype=dtype), (n, 1)) if any(fill) else np.zeros((n, len(fill)), dtype)
-        return np.full(n, fill, dtype=dtype) if fill else np.zeros(n, dtype)
+            row = np.array(fill, dtype=dtype)
+            array = np.zeros((self.capacity,) + row.shape, dtype=dtype)
+            array[: self.nkeys] = row
+            self._extra[name] = array
+        return self._extra[name]
 
     def drop(self, name: str) -> None:
         self._extra.pop(name, None)
 
+    def reserve_rows(self, extra: int) -> None:
+        """Rows for ``extra`` more keys (memory only once they are used)."""
+        rows = self.nkeys + extra
+        if rows > self.capacity:
+            self.words = _zeros_like_grown(self.words, rows)
+            for name, array in self._extra.items():
+                self._extra[name] = _zeros_like_grown(array, rows)
+
     def reserve(self, extra: int) -> None:
-        """Room for ``extra`` more keys."""
+        """Room for ``extra`` more keys; what has to grow grows by ``GROWTH`` times the
+        keys there are as well, so that growing stays rare."""
         need = self.nkeys + extra
-        if need <= self.capacity:
+        if need <= self.room:
             return
-        cap = max(need, self.capacity + self.capacity // 2)
-        self.words = _zeros_like_grown(self.words, cap)
-        self.slots = np.zeros(_pow2_at_least(2 * cap), dtype=np.int32)
-        K.reindex(self.words, self.nkeys, self.slots)
-        for name, (array, fill) in self._extra.items():
-            grown = self._filled(cap, array.dtype, fill)
-            grown[: array.shape[0]] = array
-            self._extra[name] = (grown, fill)
+        target = need + int(self.GROWTH * self.nkeys)
+        if need > self.capacity:
+            self.reserve_rows(target - self.nkeys)
+        if need > self.slots.shape[0] // 2:
+            self.slots = np.zeros(_pow2_at_least(2 * target), dtype=np.int32)
+            K.reindex(self.words, self.nkeys, self.slots)
 
     def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(n, 24) uint8`` zero-padded bytes and ``(n,) uint8`` lengths of these keys."""
@@ -144,12 +163,12 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
         buf = np.frombuffer(block, dtype=np.uint8)
         pos = 0
         while True:
-            pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.capacity,
+            pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.room,
                                      types.ttoks, types.tstart, types.tmult, types.tfirst, types.tlast, types.thash,
                                      types.tslots, types.tmeta)
             if pos >= buf.shape[0]:
                 break
-            keys.reserve(need + 1024)
+            keys.reserve(need)
             types.grow(need + 1024)
         done += len(block)
         if progress:
@@ -181,12 +200,13 @@ class FirstPass:
         """(winner row or -1, single rows in first-deletion order, their counts)."""
         keys, order = self.keys, self.order
         start, n = 0, order.shape[0]
+        keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
         while start < n:
             occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
             start = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
-                                  keys.meta, keys.capacity, occ, lastpos)
+                                  keys.meta, keys.room, occ, lastpos)
             if start < n:
-                keys.reserve(int(self.tlen[order[start]]) + keys.capacity // 4)
+                keys.reserve(int(self.tlen[order[start]]))
             if progress:
                 progress("count", start, n)
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
@@ -207,6 +227,7 @@ class Merger:
 
     STEPS_PER_CALL = 256
     COMPACT_AT = 3  # squeeze the slots once a third of them are merged away
+    HEAP_SPARE = 1024  # the heap starts with room for two entries per live key, plus this
 
     def __init__(self, first: FirstPass) -> None:
         tokens = int((first.tlen * first.tmult).sum())
@@ -223,9 +244,9 @@ class Merger:
         start, ti = 0, 0
         while start < order.shape[0]:
             start, ti = K.link_slots(order, start, ti, first.base, first.tlen, first.tmult, self.S, keys.words,
-                                     keys.slots, keys.meta, keys.capacity, self.sstart, self.smult, self._kst)
+                                     keys.slots, keys.meta, keys.room, self.sstart, self.smult, self._kst)
             if start < order.shape[0]:
-                keys.reserve(int(first.tlen[order[start]]) + keys.capacity // 4)
+                keys.reserve(int(first.tlen[order[start]]))
         self.sstart[self.ntypes] = self.nslots - 1
         self.smeta = np.zeros(1, dtype=np.int64)  # slots merged away since the last compaction
         self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
@@ -234,7 +255,7 @@ class Merger:
         if first.best >= 0:
             kst[first.best, K.FLAGS] |= K.TOKEN
         live = int((kst[: keys.nkeys, K.OCC] >= 2).sum())
-        self._heap_arrays(2 * live + 1024)
+        self._heap_arrays(2 * live + self.HEAP_SPARE)
         K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, keys.nkeys)
 
     @property
@@ -246,35 +267,37 @@ class Merger:
         self.hocc = np.empty(capacity, dtype=np.int32)
         self.htail = np.empty(capacity, dtype=np.int32)
         self.hkey = np.empty(capacity, dtype=np.int32)
-        self.hmeta = np.zeros(3, dtype=np.int64)  # size, and the room a step asked for
+        self.hmeta = np.zeros(2, dtype=np.int64)  # size, and the keys a step asked room for
 
     def mark_in_vocab(self, key: bytes) -> None:
         row = self.keys.find(key)
         if row >= 0:
             self._kst[row, K.FLAGS] |= K.IN_VOCAB
 
-    def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[int]:
-        """Winner rows, one per merge, until the vocabulary reaches ``limit`` or no pair
-        occurs twice; ``size`` is the vocabulary size before the first of them."""
+    def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[bytes]:
+        """The winners' keys, one per merge, until the vocabulary reaches ``limit`` or no
+        pair occurs twice; ``size`` is the vocabulary size before the first of them."""
         keys = self.keys
         winners = np.empty(self.STEPS_PER_CALL, dtype=np.int32)
+        sites = np.empty(0, dtype=np.int32)
         done = 0
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         while size < limit:
-            status, steps, size = K.run_merges(
+            status, steps, size, self.hocc, self.htail, self.hkey, sites = K.run_merges(
                 self.STEPS_PER_CALL, size, limit, winners, self.S, self.sstart, self.smult, self.ntypes, keys.words,
-                keys.slots, keys.meta, keys.capacity, self._kst, keys.per_key("finger", np.int32, -1),
-                keys.per_key("free", np.int32), self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta)
-            yield from winners[:steps].tolist()
+                keys.slots, keys.meta, self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32),
+                self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta, sites)
+            raw, lens = keys.rows(winners[:steps])
+            yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
             done += steps
             if progress:
                 progress("merge", done, total)
-            if status == K.NO_WINNER or status == 1:
+            if status == K.NEED_KEYS:
+                keys.reserve(int(self.hmeta[1]))
+            elif status != 0:
                 return
             if self.COMPACT_AT * self.smeta[0] > self.nslots:
                 self._compact()
-            if status == K.NEED_ROOM:
-                self._make_room(int(self.hmeta[1]), int(self.hmeta[2]))
 
     def _compact(self) -> None:
         """Drop the slots merged away: less memory, denser walks."""
@@ -284,13 +307,3 @@ class Merger:
         self.nslots = n
         self.smeta[0] = 0
         K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)
-
-    def _make_room(self, new_keys: int, heap_entries: int) -> None:
-        """Room for the next step: new_keys more keys and heap_entries more heap entries."""
-        keys = self.keys
-        if keys.nkeys + new_keys > keys.capacity:
-            keys.reserve(new_keys + keys.capacity // 2)
-        size = K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)
-        if size + heap_entries > self.hocc.shape[0]:
-            self._heap_arrays(size + heap_entries + size // 2 + 1024)
-            K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)

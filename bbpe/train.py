@@ -103,7 +103,7 @@ def _learn_incremental(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit:
     for key in vocab.keys:
         merger.mark_in_vocab(key)
     for winner in merger.merges(len(vocab), limit, progress):
-        vocab.add(keys.key(winner))
+        vocab.add(winner)
 
 
 def record_order(keys: list[bytes]) -> np.ndarray:

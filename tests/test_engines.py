@@ -76,3 +76,24 @@ def test_progress_callback(tmp_path):
     merges = seen["merge"][-1][0]
     assert 0 < merges <= 4000 - 270 and all(a[0] <= b[0] for a, b in zip(seen["merge"], seen["merge"][1:]))
     assert len(tok) == 4000
+
+
+@pytest.fixture
+def tiny_tables(monkeypatch):
+    """Start every table of the incremental engine almost empty, so that it grows in each
+    stage, with freed key rows waiting for reuse, and the heap fills up: the growth paths
+    that a large corpus takes."""
+    from bbpe import engine
+
+    monkeypatch.setattr(engine.KeyTable.__init__, "__defaults__", (16,))
+    monkeypatch.setattr(engine.KeyTable, "GROWTH", 0)
+    monkeypatch.setattr(engine.TypeStore.__init__, "__defaults__", (16, 64))
+    monkeypatch.setattr(engine.Merger, "HEAP_SPARE", 0)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_growth_changes_nothing(seed, tiny_tables):
+    rng = random.Random(20_000 + seed)
+    data = random_corpus(rng, invalid=seed % 3 == 0)
+    simple, incremental = both([data], rng.choice([0, 300, 500, 1000]))
+    assert incremental == simple
