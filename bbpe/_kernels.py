@@ -249,6 +249,50 @@ def _cut_segment(buf, start, end, words, slots, meta, out, pos):
     return pos
 
 
+# A direct-mapped memo of char rows for the scan: ASCII at its byte, a two-byte char at
+# 128 + its 11 payload bits, a three-byte char at 128 + 2048 + its 16 payload bits, when
+# its tail bytes are continuation bytes (80-BF) and the segment does not cut it; others
+# (four bytes, invalid or cut) take the hash table. A chinese corpus is nearly all
+# three-byte chars: the memo (265 KB) stays in cache where the table would not.
+CHAR_MEMO_SIZE = 128 + 2048 + 65536
+
+
+@_njit
+def _char_memo_index(buf, start, end):
+    lead = np.int64(buf[start])
+    if lead < 0x80:
+        return lead
+    if (lead & 0xE0) == 0xC0:
+        if start + 1 < end and (buf[start + 1] & 0xC0) == 0x80:
+            return 128 + (((lead & 0x1F) << 6) | (buf[start + 1] & 0x3F))
+        return -1
+    if ((lead & 0xF0) == 0xE0 and start + 2 < end and (buf[start + 1] & 0xC0) == 0x80
+            and (buf[start + 2] & 0xC0) == 0x80):
+        return 128 + 2048 + (((lead & 0x0F) << 12) | ((np.int64(buf[start + 1]) & 0x3F) << 6) | (buf[start + 2] & 0x3F))
+    return -1
+
+
+@_njit
+def _cut_segment_memo(buf, start, end, words, slots, meta, out, pos, memo):
+    """``_cut_segment`` through the memo of char rows (row + 1, 0 = not yet known)."""
+    j = start
+    while j < end:
+        m = _char_memo_index(buf, j, end)
+        if m >= 0 and memo[m] > 0:
+            out[pos] = memo[m] - 1
+            pos += 1
+            j += char_len(buf[j])
+            continue
+        w0, w2, length = _char_key(buf, j, end)
+        row = intern(words, slots, meta, w0, _U64_0, w2)
+        if m >= 0:
+            memo[m] = row + 1
+        out[pos] = row
+        pos += 1
+        j += length
+    return pos
+
+
 @_njit
 def segment_lists(buf, words, slots, meta, toks, ntoks, bounds, nlists):
     """Cut ``buf`` (training texts joined by LF) into training lists, appending to the arrays.
@@ -397,7 +441,8 @@ def _same_tokens(toks, a, b, length):
 
 
 @_njit
-def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tfirst, tlast, thash, tslots, tmeta):
+def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tfirst, tlast, thash, tslots, tmeta,
+               memo):
     """Cut buf[start:] into lists (as ``segment_lists``) and add them to the type store.
 
     Stops before a segment that might not fit (keys beyond ``key_limit``, tokens or types
@@ -419,7 +464,7 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
                 or 2 * (ntypes + 1) > tslots.shape[0]):
             tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
             return seg_start, seglen
-        k = _cut_segment(buf, seg_start, i, words, slots, meta, ttoks, nt)
+        k = _cut_segment_memo(buf, seg_start, i, words, slots, meta, ttoks, nt, memo)
         if k - nt >= 2:
             h = _SEQ_SEED
             for q in range(nt, k):
@@ -658,7 +703,7 @@ FINGER = 8  # finger[K] holds the slot linked into K last in this step (``_link`
 _CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER))
 _KEEP = IN_VOCAB | TOKEN
 NO_WINNER = -1  # run_merges: no pair occurs twice any more
-NEED_KEYS = -2  # run_merges: grow the key table, then call again
+NEED_ROWS = -2  # run_merges: reserve more key rows, then call again
 
 
 @_njit
@@ -970,68 +1015,72 @@ def compact_slots(S, n, sstart, ntypes, kst, nkeys):
 
 
 @_njit
-def _winner_sites(S, kst, w, sites):
-    """The slots of w's occurrence list, in order, in ``sites`` (or a larger copy of it);
-    returns (sites, their number). One walk: each step of it is a cache miss."""
-    n = 0
-    s = kst[w, HEAD]
-    while s >= 0:
-        if n == sites.shape[0]:
-            grown = np.empty(2 * n + 1024, dtype=sites.dtype)
-            grown[:n] = sites[:n]
-            sites = grown
-        sites[n] = s
-        n += 1
-        s = S[s, NXT]
-    return sites, n
+def _grown_index(words, nkeys, slots):
+    """An index twice as large, holding rows 0..nkeys-1."""
+    grown = np.zeros(2 * slots.shape[0], dtype=slots.dtype)
+    reindex(words, nkeys, grown)
+    return grown
 
 
 @_njit
 def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, kst, finger, free,
-               fmeta, hocc, htail, hkey, hmeta, smeta, sites):
+               fmeta, hocc, htail, hkey, hmeta, smeta, dirty):
     """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size) and
-    the buffers that may have grown: (hocc, htail, hkey, sites).
+    the arrays that may have grown: (slots, hocc, htail, hkey, dirty).
 
     Each step is one non-first MergeMaxPairWord (Q8, Q9) followed by Train's bookkeeping
     (Q10): the winner is applied at every one of its occurrences, left to right, then added
     to the vocabulary unless it is already there (IN_VOCAB). ``winners[i]`` receives the
     i-th winner. A pair key whose last occurrence goes, and which is neither a token nor
     in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it); smeta[0]
-    counts the slots merged away. The heap grows here (``np.empty``: only what is used
-    costs memory); the key table is the caller's (``KeyTable``): a step that might need
-    more keys than it has room for (two per site) returns first. Status: ``limit`` reached (1), ``NO_WINNER``, ``NEED_KEYS`` (grow the
-    table by ``hmeta[1]`` keys, then call again), or 0 after ``max_steps``.
+    counts the slots merged away.
+
+    Growth. The index ``slots`` (touched all over) doubles here as soon as it is half
+    full; the heap and the list of keys a step changed (``dirty``) grow here too, with
+    ``np.empty``: only what is written costs memory. The key rows are the caller's
+    (``KeyTable``, lazily zeroed): a step that might need more fresh rows than there are
+    (two per site, at most its winner's occurrences) returns first. Status: ``limit``
+    reached (1), ``NO_WINNER``, ``NEED_ROWS`` (reserve ``hmeta[1]`` more rows, then call
+    again), or 0 after ``max_steps``.
     """
     steps = 0
     while steps < max_steps:
         w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst)
         if w < 0:
-            return NO_WINNER, steps, size, hocc, htail, hkey, sites
-        sites, nsites = _winner_sites(S, kst, w, sites)
-        new_keys = 2 * nsites - fmeta[0]
-        if meta[0] + new_keys > min(words.shape[0], slots.shape[0] // 2):
+            return NO_WINNER, steps, size, slots, hocc, htail, hkey, dirty
+        fresh_rows = 2 * np.int64(kst[w, OCC]) - fmeta[0]
+        if meta[0] + fresh_rows > words.shape[0]:
             heap_push(hocc, htail, hkey, hmeta, kst[w, OCC], kst[w, TAIL], w)
-            hmeta[1] = new_keys
-            return NEED_KEYS, steps, size, hocc, htail, hkey, sites
+            hmeta[1] = fresh_rows
+            return NEED_ROWS, steps, size, slots, hocc, htail, hkey, dirty
         kst[w, FLAGS] |= TOKEN
-        dirty_list = np.empty(4 * nsites + 1, dtype=np.int32)
-        nd = _mark(w, kst, dirty_list, 0)
+        nd = _mark(w, kst, dirty, 0)
         ti = 0
-        for i in range(nsites):
-            s = np.int64(sites[i])
-            if S[s, PK] != w:
-                continue  # its left or right element was merged at an earlier site (Q8)
+        # The sites are w's list, walked as it changes: a site only ever unlinks the next
+        # site (its right element, Q8 "aaa") and relinks slots at or before itself (Q9),
+        # so the walk goes on from the next site that stays.
+        s = np.int64(kst[w, HEAD])
+        while s >= 0:
+            if nd + 4 > dirty.shape[0]:
+                grown = np.empty(2 * dirty.shape[0], dtype=dirty.dtype)
+                grown[:nd] = dirty[:nd]
+                dirty = grown
+            if meta[0] + 2 > slots.shape[0] // 2:
+                slots = _grown_index(words, meta[0], slots)
             ti = _type_of(sstart, ntypes, s, ti)
             m = smult[ti]
             j = _next_alive(S, s)
             y = _next_alive(S, j)
+            following = np.int64(S[s, NXT])
+            if following == j:
+                following = S[j, NXT]  # j is merged into s right here
             long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
             x = -1 if long_pair else _prev_alive(S, s)
             if x >= 0:
-                nd = _mark(_unlink(x, m, S, kst), kst, dirty_list, nd)
+                nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
             _unlink(s, m, S, kst)
             if y >= 0:
-                nd = _mark(_unlink(j, m, S, kst), kst, dirty_list, nd)
+                nd = _mark(_unlink(j, m, S, kst), kst, dirty, nd)
             # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
             # and only its right neighbour disappears
             S[s, TOK] = w
@@ -1040,13 +1089,14 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             if x >= 0:
                 k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, S[x, TOK], w)
                 _link(x, k, m, S, kst, finger)
-                nd = _mark(k, kst, dirty_list, nd)
+                nd = _mark(k, kst, dirty, nd)
             if y >= 0:
                 k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, w, S[y, TOK])
                 _link(s, k, m, S, kst, finger)
-                nd = _mark(k, kst, dirty_list, nd)
+                nd = _mark(k, kst, dirty, nd)
+            s = following
         for i in range(nd):
-            k = dirty_list[i]
+            k = dirty[i]
             kst[k, FLAGS] &= _CLEAR_STEP_BITS  # every key linked into in this step is in the dirty list
             if kst[k, OCC] == 0 and kst[k, FLAGS] & _KEEP == 0:
                 _free_row(words, slots, k, free, fmeta)
@@ -1062,7 +1112,7 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             heap_rebuild(hocc, htail, hkey, hmeta, kst, meta[0])
         else:
             for i in range(nd):
-                k = dirty_list[i]
+                k = dirty[i]
                 if kst[k, OCC] >= 2:
                     heap_push(hocc, htail, hkey, hmeta, kst[k, OCC], kst[k, TAIL], k)
         winners[steps] = w
@@ -1071,5 +1121,5 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             kst[w, FLAGS] |= IN_VOCAB
             size += 1
             if size >= limit:
-                return 1, steps, size, hocc, htail, hkey, sites
-    return 0, steps, size, hocc, htail, hkey, sites
+                return 1, steps, size, slots, hocc, htail, hkey, dirty
+    return 0, steps, size, slots, hocc, htail, hkey, dirty

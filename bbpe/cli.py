@@ -20,6 +20,7 @@ from . import __version__
 from .corpus import read_chunks, split_lines, windows_text
 from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError
 from .gbk import gbk_line_problem
+from .resources import fix_mmap_threshold
 from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
@@ -98,6 +99,7 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     text = args.vocab_size.strip()
     if not re.fullmatch(r"[0-9]+", text):
         raise CliError(f"--vocab-size: {args.vocab_size!r} is not a non-negative integer")
+    fix_mmap_threshold()  # this process is ours: freed arrays go back to the system
     tok = Tokenizer.train(args.corpus, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
                           lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty(),
                           windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check)

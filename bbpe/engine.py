@@ -158,6 +158,7 @@ class TypeStore:
 def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = None, size_hint: int = 0) -> TypeStore:
     """Cut blocks of UTF-8 training texts (whole segments only) into the type store."""
     types = TypeStore()
+    memo = np.zeros(K.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
     done = 0
     for block in blocks:
         buf = np.frombuffer(block, dtype=np.uint8)
@@ -165,7 +166,7 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
         while True:
             pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.room,
                                      types.ttoks, types.tstart, types.tmult, types.tfirst, types.tlast, types.thash,
-                                     types.tslots, types.tmeta)
+                                     types.tslots, types.tmeta, memo)
             if pos >= buf.shape[0]:
                 break
             keys.reserve(need)
@@ -179,6 +180,8 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
 class FirstPass:
     """Lays the types out as slots (dropping the type store) and runs the C++ first pass
     (Q6) on them; ``run`` returns the winner and the singles."""
+
+    RESERVE_ROWS = True  # key rows for every pair up front (lazily zeroed: no memory until used)
 
     def __init__(self, types: TypeStore, keys: KeyTable) -> None:
         self.keys = keys
@@ -200,7 +203,8 @@ class FirstPass:
         """(winner row or -1, single rows in first-deletion order, their counts)."""
         keys, order = self.keys, self.order
         start, n = 0, order.shape[0]
-        keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
+        if self.RESERVE_ROWS:
+            keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
         while start < n:
             occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
             start = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
@@ -279,21 +283,21 @@ class Merger:
         pair occurs twice; ``size`` is the vocabulary size before the first of them."""
         keys = self.keys
         winners = np.empty(self.STEPS_PER_CALL, dtype=np.int32)
-        sites = np.empty(0, dtype=np.int32)
+        dirty = np.empty(1024, dtype=np.int32)
         done = 0
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         while size < limit:
-            status, steps, size, self.hocc, self.htail, self.hkey, sites = K.run_merges(
+            status, steps, size, keys.slots, self.hocc, self.htail, self.hkey, dirty = K.run_merges(
                 self.STEPS_PER_CALL, size, limit, winners, self.S, self.sstart, self.smult, self.ntypes, keys.words,
                 keys.slots, keys.meta, self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32),
-                self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta, sites)
+                self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta, dirty)
             raw, lens = keys.rows(winners[:steps])
             yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
             done += steps
             if progress:
                 progress("merge", done, total)
-            if status == K.NEED_KEYS:
-                keys.reserve(int(self.hmeta[1]))
+            if status == K.NEED_ROWS:
+                keys.reserve_rows(int(self.hmeta[1]) + keys.nkeys // 2)
             elif status != 0:
                 return
             if self.COMPACT_AT * self.smeta[0] > self.nslots:

@@ -111,6 +111,16 @@ def test_memory_check(tmp_path, monkeypatch):
     assert resources.available_memory() is None or resources.available_memory() > 0
 
 
+def test_mmap_threshold_is_fixed_on_glibc():
+    """``bbpe train`` makes glibc return freed arrays to the system (docs/training.md)."""
+    import platform
+
+    from bbpe import resources
+
+    glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert resources.fix_mmap_threshold() is glibc
+
+
 # --------------------------------------------------------------------------- .bin files
 
 
