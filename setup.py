@@ -1,13 +1,19 @@
-"""Build bbpe: the Cython codec, and data/ shipped inside the package as bbpe/data.
+"""Build bbpe: the Cython codec, the trainer's kernels compiled ahead of time, and data/
+shipped inside the package as bbpe/data.
 
 Compiler directives are set here, once. BBPE_DEBUG=1 turns bounds and initialisation
-checks back on for a debug build (``BBPE_DEBUG=1 pip install -e .``).
+checks back on for a debug build (``BBPE_DEBUG=1 pip install -e .``). The kernels are
+compiled by numba's pycc (``bbpe/_aot.py``, about 15 s); BBPE_NO_AOT=1 skips that, and a
+failure only warns: training then compiles them with numba's JIT on first use.
 """
 
+import importlib.util
 import os
+import sys
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("BBPE_DEBUG", "") not in ("", "0")
 
@@ -28,7 +34,29 @@ extensions = [
     )
 ]
 
+
+
+class build_ext_and_kernels(build_ext):
+    def run(self):
+        super().run()
+        if os.environ.get("BBPE_NO_AOT", "") not in ("", "0"):
+            return
+        here = os.path.dirname(os.path.abspath(__file__))
+        package_dir = os.path.join(here, "bbpe")
+        output_dir = package_dir if self.inplace else os.path.join(os.path.abspath(self.build_lib), "bbpe")
+        spec = importlib.util.spec_from_file_location("_bbpe_aot_build", os.path.join(package_dir, "_aot.py"))
+        aot = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(aot)
+            path = aot.build(output_dir, package_dir)
+            print(f"bbpe: compiled the trainer's kernels ahead of time: {path}")
+        except Exception as err:  # noqa: BLE001 - any failure leaves the JIT path, which works
+            print(f"bbpe: WARNING: could not compile the trainer's kernels ahead of time ({err!r}); "
+                  "training will compile them with numba's JIT on first use", file=sys.stderr)
+
+
 setup(
+    cmdclass={"build_ext": build_ext_and_kernels},
     packages=["bbpe", "bbpe.data"],
     package_dir={"bbpe": "bbpe", "bbpe.data": "data"},
     package_data={

@@ -23,6 +23,25 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from ._layout import (
+    DEAD,
+    DIRTY,
+    FINGER,
+    FLAGS,
+    HEAD,
+    IN_VOCAB,
+    NEED_ROWS,
+    NO_WINNER,
+    NXT,
+    OCC,
+    PK,
+    PRV,
+    SENTINEL,
+    TAIL,
+    TOK,
+    TOKEN,
+)
+
 _njit = numba.njit(cache=True, nogil=True)
 
 
@@ -254,7 +273,6 @@ def _cut_segment(buf, start, end, words, slots, meta, out, pos):
 # its tail bytes are continuation bytes (80-BF) and the segment does not cut it; others
 # (four bytes, invalid or cut) take the hash table. A chinese corpus is nearly all
 # three-byte chars: the memo (265 KB) stays in cache where the table would not.
-CHAR_MEMO_SIZE = 128 + 2048 + 65536
 
 
 @_njit
@@ -515,10 +533,7 @@ def reindex_types(thash, ntypes, tslots):
 # the pair key of this slot and its right neighbour (-1 if none or not known yet);
 # NXT/PRV, its neighbours in PK's occurrence list. Slot order is the C++ scan order of
 # last occurrences, so "the earliest last occurrence" (Q5) is "the smallest last slot".
-
-TOK, PK, NXT, PRV = 0, 1, 2, 3
-DEAD = -1
-SENTINEL = -2
+# (The columns and markers are in ``_layout``.)
 
 
 @_njit
@@ -542,55 +557,83 @@ def layout_types(order, ttoks, tstart, base, S):
 # --------------------------------------------------------------------------- the first pass
 
 
-@_njit
-def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, occ, lastpos):
-    """Weighted pair counts for the types order[start:] (last-occurrence order, so slot
-    order): occ[K] is the number of occurrences of pair key K in the corpus (the C++ count
-    is occ - 1, Q4), lastpos[K] its last slot, S[s, PK] the key of each pair.
+# Counting the pairs of the first pass. All tokens are chars then, and a char key is as
+# long as its lead byte says (a cut char is padded, Q20.1), so the bytes of a pair split
+# only one way: the pair (a, b) of rows is its key. The count goes through a table keyed
+# by the int64 a << 32 | b whose 32-byte entry holds the key's count, row and last slot:
+# one cache line per pair instead of four (index, key, count, last slot). Only a pair seen
+# for the first time is interned by its bytes.
 
-    Returns the next index into order; stops early when the key table might overflow
-    ``key_limit`` (the caller grows it and calls again).
+_CODE, _COUNT, _ROW, _LAST = 0, 1, 2, 3  # columns of a pair-table entry; _ROW is row + 1, 0 = empty
+
+
+@_njit
+def _code_slot(code, mask):
+    h = np.uint64(code) * _M1
+    return np.int64((h ^ (h >> _SH29)) & np.uint64(mask))
+
+
+@_njit
+def _grown_pair_table(table):
+    grown = np.zeros((2 * table.shape[0], 4), dtype=np.int64)
+    mask = grown.shape[0] - 1
+    for e in range(table.shape[0]):
+        if table[e, _ROW] != 0:
+            i = _code_slot(table[e, _CODE], mask)
+            while grown[i, _ROW] != 0:
+                i = (i + 1) & mask
+            grown[i] = table[e]
+    return grown
+
+
+@_njit
+def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, table, tmeta):
+    """Weighted pair counts for the types order[start:] (last-occurrence order, so slot
+    order), in the pair table (above): the number of occurrences of each pair key in the
+    corpus (the C++ count is one less, Q4) and its last slot; S[s, PK] gets the key of
+    each pair. ``tmeta[0]`` counts the entries.
+
+    Returns (the next index into order, the table, which grows here at 3/4 full); stops
+    early when the key table might overflow ``key_limit`` (the caller grows it and calls
+    again).
     """
     for oi in range(start, order.shape[0]):
         t = order[oi]
         a, n = base[t], tlen[t]
         if meta[0] + n > key_limit:
-            return oi
+            return oi, table
+        if 4 * (tmeta[0] + n) > 3 * table.shape[0]:
+            table = _grown_pair_table(table)
+        mask = table.shape[0] - 1
         m = tmult[t]
         for i in range(a, a + n - 1):
-            _prefetch_pair_slot(S, i + _FAR, words, slots)
-            _prefetch_pair_row(S, i + _NEAR, words, slots, occ, lastpos)
-            p = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
-            S[i, PK] = p
-            occ[p] += m
-            lastpos[p] = i
-    return order.shape[0]
+            if i + _AHEAD + 1 < a + n:
+                prefetch(table, _code_slot((np.int64(S[i + _AHEAD, TOK]) << 32) | S[i + _AHEAD + 1, TOK], mask))
+            code = (np.int64(S[i, TOK]) << 32) | S[i + 1, TOK]
+            e = _code_slot(code, mask)
+            while table[e, _ROW] != 0 and table[e, _CODE] != code:
+                e = (e + 1) & mask
+            if table[e, _ROW] == 0:
+                table[e, _CODE] = code
+                table[e, _ROW] = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK]) + 1
+                tmeta[0] += 1
+            table[e, _COUNT] += m
+            table[e, _LAST] = i
+            S[i, PK] = table[e, _ROW] - 1
+    return order.shape[0], table
 
 
-_FAR = 16
-_NEAR = 8
-
-
-@_njit
-def _prefetch_pair_slot(S, s, words, slots):
-    if s + 1 < S.shape[0] and S[s, TOK] >= 0 and S[s + 1, TOK] >= 0:
-        a, b = S[s, TOK], S[s + 1, TOK]
-        if key_len(words, a) + key_len(words, b) < KEY_BYTES:
-            w0, w1, w2 = _pair_words(words, a, b)
-            prefetch(slots, _key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1))
+_AHEAD = 8  # pairs: a prefetch has time to arrive
 
 
 @_njit
-def _prefetch_pair_row(S, s, words, slots, c1, c2):
-    if s + 1 < S.shape[0] and S[s, TOK] >= 0 and S[s + 1, TOK] >= 0:
-        a, b = S[s, TOK], S[s + 1, TOK]
-        if key_len(words, a) + key_len(words, b) < KEY_BYTES:
-            w0, w1, w2 = _pair_words(words, a, b)
-            row = np.int64(slots[np.int64(_key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1))]) - 1
-            if row >= 0:
-                prefetch(words, row)
-                prefetch(c1, row)
-                prefetch(c2, row)
+def pair_counts(table, occ, lastpos):
+    """Scatter the pair table into per-key arrays: occ[K] occurrences, lastpos[K] last slot."""
+    for e in range(table.shape[0]):
+        if table[e, _ROW] != 0:
+            k = table[e, _ROW] - 1
+            occ[k] = table[e, _COUNT]
+            lastpos[k] = table[e, _LAST]
 
 
 @_njit
@@ -695,15 +738,8 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
 # 16-byte row per key, so a site touches one cache line per key. A lazy max-heap on
 # (occ desc, tail asc) picks the winner.
 
-OCC, HEAD, TAIL, FLAGS = 0, 1, 2, 3  # columns of the per-key state ``kst``
-DIRTY = 1  # FLAGS bits
-IN_VOCAB = 2  # in the vocabulary: its row must keep its bytes
-TOKEN = 4  # a token (a char or a winner): slots refer to it
-FINGER = 8  # finger[K] holds the slot linked into K last in this step (``_link``)
 _CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER))
 _KEEP = IN_VOCAB | TOKEN
-NO_WINNER = -1  # run_merges: no pair occurs twice any more
-NEED_ROWS = -2  # run_merges: reserve more key rows, then call again
 
 
 @_njit
@@ -1123,3 +1159,114 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             if size >= limit:
                 return 1, steps, size, slots, hocc, htail, hkey, dirty
     return 0, steps, size, slots, hocc, htail, hkey, dirty
+
+
+# --------------------------------------------------------------------------- libstdc++ map order
+#
+# The replay of a growing ``std::unordered_map`` that ``_umap`` drives (Q7, Q17). Sentinels
+# in the bucket array: an empty bucket, and "the node before this bucket's first node is
+# the list head" (libstdc++'s &_M_before_begin).
+
+_UMAP_EMPTY = -1
+_UMAP_HEAD = -2
+
+
+@_njit
+def blog_hashes(keys, lens):
+    """The blog's ``std::hash<WordIdKey>`` of every key.
+
+    keys : (n, 24) uint8, zero padded; lens : (n,) integer -> (n,) uint64, where
+    ``h = 0; for each byte b: h ^= b + 0x9e3779b9 + (h << 6) + (h >> 2)`` (mod 2**64).
+    """
+    n = keys.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    golden = np.uint64(0x9E3779B9)
+    six = np.uint64(6)
+    two = np.uint64(2)
+    for k in range(n):
+        h = np.uint64(0)
+        for j in range(lens[k]):
+            h ^= np.uint64(keys[k, j]) + golden + (h << six) + (h >> two)
+        out[k] = h
+    return out
+
+
+@_njit
+def _bucket_of(h, nbuckets):
+    return np.int64(h % np.uint64(nbuckets))
+
+
+@_njit
+def _link_at_bucket_front(node, bucket, hashes, nxt, before, head, nbuckets):
+    """libstdc++ _M_insert_bucket_begin; returns the new list head."""
+    prev = before[bucket]
+    if prev == _UMAP_EMPTY:
+        nxt[node] = head
+        if head != _UMAP_EMPTY:
+            # the old first node's bucket is now reached through `node`
+            before[_bucket_of(hashes[head], nbuckets)] = node
+        before[bucket] = _UMAP_HEAD
+        return node
+    if prev == _UMAP_HEAD:
+        nxt[node] = head
+        return node
+    nxt[node] = nxt[prev]
+    nxt[prev] = node
+    return head
+
+
+@_njit
+def _rehash(hashes, nxt, head, nbuckets):
+    """libstdc++ _M_rehash_aux (unique keys); returns (new bucket array, new head)."""
+    before = np.full(nbuckets, _UMAP_EMPTY, dtype=np.int64)
+    node = head
+    head = _UMAP_EMPTY
+    front_bucket = 0
+    while node != _UMAP_EMPTY:
+        following = nxt[node]
+        b = _bucket_of(hashes[node], nbuckets)
+        if before[b] == _UMAP_EMPTY:
+            nxt[node] = head
+            head = node
+            before[b] = _UMAP_HEAD
+            if nxt[node] != _UMAP_EMPTY:
+                before[front_bucket] = node
+            front_bucket = b
+        elif before[b] == _UMAP_HEAD:
+            nxt[node] = head
+            head = node
+        else:
+            prev = before[b]
+            nxt[node] = nxt[prev]
+            nxt[prev] = node
+        node = following
+    return before, head
+
+
+@_njit
+def umap_replay(hashes, counts, step, next_resize):
+    """Insert nodes 0..n-1 (distinct keys) in order; return them in iteration order.
+
+    ``counts[step]`` is the bucket count to start from and ``next_resize`` the element count
+    the container may reach before it rehashes (0 for a fresh map: it allocates on the
+    first insert).
+    """
+    n = hashes.shape[0]
+    nxt = np.full(n, _UMAP_EMPTY, dtype=np.int64)
+    nbuckets = np.int64(counts[step])
+    before = np.full(nbuckets, _UMAP_EMPTY, dtype=np.int64)
+    head = _UMAP_EMPTY
+    for node in range(n):
+        if node + 1 > next_resize:
+            step += 1
+            nbuckets = np.int64(counts[step])
+            next_resize = nbuckets
+            before, head = _rehash(hashes, nxt, head, nbuckets)
+        b = _bucket_of(hashes[node], nbuckets)
+        head = _link_at_bucket_front(node, b, hashes, nxt, before, head, nbuckets)
+    order = np.empty(n, dtype=np.int64)
+    node = head
+    for k in range(n):
+        order[k] = node
+        node = nxt[node]
+    return order

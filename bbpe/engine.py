@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from . import _kernels as K
+from . import _layout as L
+from ._compiled import kernels as K
 from .progress import ProgressFn
 from .vocab import KEY_BYTES
 
@@ -158,7 +159,7 @@ class TypeStore:
 def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = None, size_hint: int = 0) -> TypeStore:
     """Cut blocks of UTF-8 training texts (whole segments only) into the type store."""
     types = TypeStore()
-    memo = np.zeros(K.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
+    memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
     done = 0
     for block in blocks:
         buf = np.frombuffer(block, dtype=np.uint8)
@@ -196,7 +197,7 @@ class FirstPass:
         nslots = int(self.tlen.sum()) + n
         self.S = np.empty((nslots + 1, 4), dtype=np.int32)
         K.layout_types(self.order, types.ttoks, types.tstart, self.base, self.S)
-        self.S[nslots] = (K.SENTINEL, -1, -1, -1)
+        self.S[nslots] = (L.SENTINEL, -1, -1, -1)
         self.best = -1
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
@@ -205,15 +206,17 @@ class FirstPass:
         start, n = 0, order.shape[0]
         if self.RESERVE_ROWS:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
+        table, tmeta = np.zeros((1 << 16, 4), dtype=np.int64), np.zeros(1, dtype=np.int64)
         while start < n:
-            occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
-            start = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
-                                  keys.meta, keys.room, occ, lastpos)
+            start, table = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words,
+                                         keys.slots, keys.meta, keys.room, table, tmeta)
             if start < n:
                 keys.reserve(int(self.tlen[order[start]]))
             if progress:
                 progress("count", start, n)
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
+        K.pair_counts(table, occ, lastpos)
+        del table
         self.best = int(K.best_pair(occ, lastpos, keys.nkeys))
         keys.drop("lastpos")
         single_counts = np.full(keys.nkeys, -1, dtype=np.int64)
@@ -255,10 +258,10 @@ class Merger:
         self.smeta = np.zeros(1, dtype=np.int64)  # slots merged away since the last compaction
         self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
         kst = self._kst
-        kst[: first.nchars, K.FLAGS] |= K.TOKEN
+        kst[: first.nchars, L.FLAGS] |= L.TOKEN
         if first.best >= 0:
-            kst[first.best, K.FLAGS] |= K.TOKEN
-        live = int((kst[: keys.nkeys, K.OCC] >= 2).sum())
+            kst[first.best, L.FLAGS] |= L.TOKEN
+        live = int((kst[: keys.nkeys, L.OCC] >= 2).sum())
         self._heap_arrays(2 * live + self.HEAP_SPARE)
         K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, keys.nkeys)
 
@@ -276,7 +279,7 @@ class Merger:
     def mark_in_vocab(self, key: bytes) -> None:
         row = self.keys.find(key)
         if row >= 0:
-            self._kst[row, K.FLAGS] |= K.IN_VOCAB
+            self._kst[row, L.FLAGS] |= L.IN_VOCAB
 
     def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[bytes]:
         """The winners' keys, one per merge, until the vocabulary reaches ``limit`` or no
@@ -296,7 +299,7 @@ class Merger:
             done += steps
             if progress:
                 progress("merge", done, total)
-            if status == K.NEED_ROWS:
+            if status == L.NEED_ROWS:
                 keys.reserve_rows(int(self.hmeta[1]) + keys.nkeys // 2)
             elif status != 0:
                 return

@@ -7,6 +7,8 @@ simple engine is itself checked against the C++ oracle in test_parity.py.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 from conftest import SONG100, TANG300
@@ -98,3 +100,28 @@ def test_growth_changes_nothing(seed, tiny_tables):
     data = random_corpus(rng, invalid=seed % 3 == 0)
     simple, incremental = both([data], rng.choice([0, 300, 500, 1000]))
     assert incremental == simple
+
+
+def test_training_runs_compiled_kernels():
+    """The build compiles the kernels ahead of time (setup.py, bbpe/_aot.py): training
+    loads neither numba nor LLVM."""
+    from bbpe import _compiled
+
+    assert _compiled.AHEAD_OF_TIME, "the kernels were not compiled at build time (see the build log)"
+    code = f"import sys, bbpe; bbpe.Tokenizer.train({str(TANG300)!r}, 2000); print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TANG300.parent)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_jit_kernels_agree_with_compiled_ones(seed, monkeypatch):
+    """The fallback (numba's JIT, BBPE_JIT=1) gives what the compiled kernels give."""
+    from bbpe import _kernels, _umap, engine
+
+    rng = random.Random(30_000 + seed)
+    data = random_corpus(rng, invalid=seed % 2 == 0)
+    vocab_size = rng.choice([0, 300, 1000])
+    compiled = train_vocabulary([data], vocab_size)
+    monkeypatch.setattr(engine, "K", _kernels)
+    monkeypatch.setattr(_umap, "K", _kernels)
+    assert train_vocabulary([data], vocab_size) == compiled

@@ -1,0 +1,84 @@
+"""Build-time only: compile the trainer's kernels (``_kernels``) ahead of time into the
+extension module ``_aot_kernels`` with numba's ``pycc`` (``setup.py`` calls ``build``).
+
+Each exported kernel needs its exact signature here: the arrays the Python side
+(``engine``, ``_umap``) passes, by dtype, dimensions and layout (all C-contiguous; the
+scan's input buffer is read-only). A call with other types fails with TypeError, which
+the tests would show. The code is compiled for a generic x86-64 (or the build machine's
+architecture), so the extension runs wherever the wheel does.
+
+``_kernels`` is loaded from its file under a stand-in package name, so that building
+needs neither an installed bbpe nor its Cython codec.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types as pytypes
+
+MODULE = "_aot_kernels"
+
+
+def _signatures() -> dict:
+    from numba import types as T
+
+    i8, i4, u8, u1 = T.int64, T.int32, T.uint64, T.uint8
+
+    def a(dtype, ndim=1, readonly=False):
+        return T.Array(dtype, ndim, "C", readonly=readonly)
+
+    I8, I4, U8 = a(i8), a(i4), a(u8)
+    S, KST, WORDS, TABLE = a(i4, 2), a(i4, 2), a(u8, 2), a(i8, 2)
+    pair, none = T.UniTuple(i8, 2), T.none
+    return {
+        # key table
+        "_find": pair(WORDS, I4, u8, u8, u8),
+        "reindex": none(WORDS, i8, I4),
+        # scan
+        "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, I8, U8, I4, I8, I4),
+        "reindex_types": none(U8, i8, I4),
+        # first pass
+        "layout_types": none(I8, I4, I8, I8, S),
+        "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, TABLE, I8),
+        "pair_counts": none(TABLE, I8, I8),
+        "best_pair": i8(I8, I8, i8),
+        "first_pass": i8(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I4),
+        # merges
+        "link_slots": pair(I8, i8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I8, I8, KST),
+        "heap_rebuild": i8(I4, I4, I4, I8, KST, i8),
+        "compact_slots": i8(S, i8, I8, i8, KST, i8),
+        "run_merges": T.Tuple((i8, i8, i8, I4, I4, I4, I4, I4))(
+            i8, i8, i8, I4, S, I8, I8, i8, WORDS, I4, I8, KST, I4, I4, I8, I4, I4, I4, I8, I8, I4),
+        # libstdc++ map order (_umap)
+        "blog_hashes": U8(a(u1, 2), I8),
+        "umap_replay": I8(U8, U8, i8, i8),
+    }
+
+
+def _kernels_module(package_dir: str) -> pytypes.ModuleType:
+    name = "_bbpe_aot_source"
+    if name not in sys.modules:
+        package = pytypes.ModuleType(name)
+        package.__path__ = [package_dir]
+        sys.modules[name] = package
+    return importlib.import_module(name + "._kernels")
+
+
+def build(output_dir: str, package_dir: str | None = None, verbose: bool = False) -> str:
+    """Compile the kernels into ``output_dir``; returns the extension's path."""
+    from numba.pycc import CC
+
+    kernels = _kernels_module(package_dir or os.path.dirname(os.path.abspath(__file__)))
+    cc = CC(MODULE, source_module=kernels)
+    cc.output_dir = output_dir
+    cc.verbose = verbose
+    for name, signature in _signatures().items():
+        cc.export(name, signature)(getattr(kernels, name).py_func)
+    cc.compile()
+    return os.path.join(output_dir, cc.output_file)
+
+
+if __name__ == "__main__":
+    print(build(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)), verbose=True))
