@@ -103,9 +103,12 @@ def test_gbk_cli_warns_and_strict_fails(tmp_path):
 def test_memory_check(tmp_path, monkeypatch):
     from bbpe import resources
 
-    monkeypatch.setattr(resources, "available_memory", lambda: 100 << 20)
+    need = resources.training_estimate(TANG300.stat().st_size)
+    monkeypatch.setattr(resources, "available_memory", lambda: need - 1)
     with pytest.raises(bbpe.InsufficientMemoryError, match=r"tang300.txt: training on .* may need up to .* MB"):
         bbpe.Tokenizer.train(TANG300, 800)
+    monkeypatch.setattr(resources, "available_memory", lambda: need)
+    assert len(bbpe.Tokenizer.train(TANG300, 800)) == 800  # exactly enough is enough
     assert len(bbpe.Tokenizer.train(TANG300, 800, memory_check=False)) == 800
     assert resources.training_estimate(10 << 20, gbk=True) > resources.training_estimate(10 << 20)
     assert resources.available_memory() is None or resources.available_memory() > 0
