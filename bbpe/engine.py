@@ -5,9 +5,11 @@ and stores each distinct list once, as a type with its multiplicity and first/la
 occurrence; **first pass** counts the pairs and runs the C++ first pass (Q6) on the types;
 **merges** lays the surviving types out as linked slots and applies one merge after the
 other, updating counts only around the merged positions, with a lazy heap choosing the
-winner (Q5). Kernels never allocate what they might outgrow: they stop and report, and the
-arrays here grow (doubling) before they are called again. Arrays that start empty are
-``np.zeros``, whose pages cost no memory until used.
+winner (Q5). Growth: what is touched all over as it fills (the key index, the pair table,
+the heap) grows inside the kernels; the rest is reserved here, as ``np.zeros`` whose pages
+cost no memory until used, and a kernel that might outgrow it stops and reports, so that
+the arrays grow here before it is called again. The kernels come from ``_compiled``
+(compiled ahead of time, or numba's JIT).
 
 Trade-off: exact C++ results with memory proportional to the *distinct* lists: a slot
 costs 16 bytes, a key about 50 (docs/training.md has the measured figures).
@@ -163,6 +165,7 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
     done = 0
     for block in blocks:
         buf = np.frombuffer(block, dtype=np.uint8)
+        buf.flags.writeable = False  # what the compiled scan takes, whatever buffer came in
         pos = 0
         while True:
             pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.room,

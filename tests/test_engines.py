@@ -51,6 +51,14 @@ def test_repetitive_text(text, vocab_size):
     assert incremental == simple
 
 
+def test_any_bytes_like_block():
+    """Blocks may be bytes, bytearray or memoryview (the compiled scan reads them read-only)."""
+    data = TANG300.read_bytes()
+    expected = train_vocabulary([data], 1000)
+    assert train_vocabulary([bytearray(data)], 1000) == expected
+    assert train_vocabulary([memoryview(data)], 1000) == expected
+
+
 def test_blocks_do_not_matter():
     """Cutting the corpus into blocks at line ends changes nothing."""
     data = TANG300.read_bytes()
