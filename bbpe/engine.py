@@ -27,9 +27,12 @@ from .progress import ProgressFn
 from .vocab import KEY_BYTES
 
 
-def _zeros_like_grown(array: np.ndarray, size: int) -> np.ndarray:
+def _zeros_like_grown(array: np.ndarray, size: int, used: int | None = None) -> np.ndarray:
+    """``array`` with room for ``size`` rows; only its first ``used`` rows are copied, so
+    rows it never touched stay untouched (no memory) in the copy too."""
+    used = array.shape[0] if used is None else used
     out = np.zeros((size,) + array.shape[1:], dtype=array.dtype)
-    out[: array.shape[0]] = array
+    out[:used] = array[:used]
     return out
 
 
@@ -86,9 +89,9 @@ class KeyTable:
         """Rows for ``extra`` more keys (memory only once they are used)."""
         rows = self.nkeys + extra
         if rows > self.capacity:
-            self.words = _zeros_like_grown(self.words, rows)
+            self.words = _zeros_like_grown(self.words, rows, self.nkeys)
             for name, array in self._extra.items():
-                self._extra[name] = _zeros_like_grown(array, rows)
+                self._extra[name] = _zeros_like_grown(array, rows, self.nkeys)
 
     def reserve(self, extra: int) -> None:
         """Room for ``extra`` more keys; what has to grow grows by ``GROWTH`` times the
