@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import tempfile
 import types as pytypes
 
 MODULE = "_aot_kernels"
@@ -68,15 +69,30 @@ def _kernels_module(package_dir: str) -> pytypes.ModuleType:
 
 def build(output_dir: str, package_dir: str | None = None, verbose: bool = False) -> str:
     """Compile the kernels into ``output_dir``; returns the extension's path."""
-    from numba.pycc import CC
+    # The kernels the exported ones call are compiled by their own dispatchers, which
+    # (cache=True) would write JIT cache entries naming the stand-in package next to
+    # _kernels.py, where the JIT fallback would then load them and fail: send them to a
+    # throw-away directory instead.
+    with tempfile.TemporaryDirectory(prefix="bbpe-aot-cache-") as cache_dir:
+        previous = os.environ.get("NUMBA_CACHE_DIR")
+        os.environ["NUMBA_CACHE_DIR"] = cache_dir
+        try:
+            from numba.core import config
+            from numba.pycc import CC
 
-    kernels = _kernels_module(package_dir or os.path.dirname(os.path.abspath(__file__)))
-    cc = CC(MODULE, source_module=kernels)
-    cc.output_dir = output_dir
-    cc.verbose = verbose
-    for name, signature in _signatures().items():
-        cc.export(name, signature)(getattr(kernels, name).py_func)
-    cc.compile()
+            config.CACHE_DIR = cache_dir  # numba reads the variable once, at import
+            kernels = _kernels_module(package_dir or os.path.dirname(os.path.abspath(__file__)))
+            cc = CC(MODULE, source_module=kernels)
+            cc.output_dir = output_dir
+            cc.verbose = verbose
+            for name, signature in _signatures().items():
+                cc.export(name, signature)(getattr(kernels, name).py_func)
+            cc.compile()
+        finally:
+            if previous is None:
+                os.environ.pop("NUMBA_CACHE_DIR", None)
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = previous
     return os.path.join(output_dir, cc.output_file)
 
 

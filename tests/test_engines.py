@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import SONG100, TANG300
@@ -133,3 +134,37 @@ def test_jit_kernels_agree_with_compiled_ones(seed, monkeypatch):
     monkeypatch.setattr(engine, "K", _kernels)
     monkeypatch.setattr(_umap, "K", _kernels)
     assert train_vocabulary([data], vocab_size) == compiled
+
+
+def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
+    """``_aot.build`` compiles from the sources alone and writes no numba cache next to them
+    (entries naming its stand-in package would break the JIT fallback there)."""
+    import importlib.util
+    import shutil
+
+    import numpy as np
+
+    import bbpe
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("_aot.py", "_kernels.py", "_layout.py"):
+        shutil.copy(Path(bbpe.__file__).with_name(name), src / name)
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('aot', sys.argv[1]); "
+            "aot = importlib.util.module_from_spec(spec); spec.loader.exec_module(aot); "
+            "print(aot.build(sys.argv[2], sys.argv[3]))")
+    out = subprocess.run([sys.executable, "-c", code, str(src / "_aot.py"), str(tmp_path), str(src)],
+                         capture_output=True, text=True, check=True)
+    built = Path(out.stdout.strip().splitlines()[-1])
+    assert built.exists()
+    assert not list(src.rglob("*.nbi")) and not list(src.rglob("*.nbc"))
+    spec = importlib.util.spec_from_file_location("_aot_kernels", built)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    keys = np.zeros((2, 24), dtype=np.uint8)
+    keys[0, :3] = list("天".encode())
+    keys[1, :2] = [97, 98]
+    lens = np.array([3, 2], dtype=np.int64)
+    from bbpe import _kernels
+
+    assert module.blog_hashes(keys, lens).tolist() == _kernels.blog_hashes(keys, lens).tolist()
