@@ -212,7 +212,10 @@ class FirstPass:
         start, n = 0, order.shape[0]
         if self.RESERVE_ROWS:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
-        table, tmeta = np.zeros((1 << 16, 4), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        # the pair table grows in the kernel; sized for a pair per 8 slots, it does not grow
+        # on zh-large (0.6 million pairs in 6 million slots)
+        table = np.zeros((_pow2_at_least(max(1 << 16, self.S.shape[0] // 8)), 4), dtype=np.int64)
+        tmeta = np.zeros(1, dtype=np.int64)
         while start < n:
             start, table = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words,
                                          keys.slots, keys.meta, keys.room, table, tmeta)
