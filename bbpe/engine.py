@@ -128,7 +128,13 @@ class KeyTable:
 
 
 class TypeStore:
-    """Distinct training lists ("types") with multiplicity and first/last occurrence."""
+    """Distinct training lists ("types") with multiplicity and first/last occurrence.
+
+    As in ``KeyTable``, the tokens and the per-type arrays are ``np.zeros`` reserved ahead
+    (``for_corpus``: as many tokens as the corpus has bytes, a type per 24 bytes), which
+    costs no memory until used and spares the copies of growing; the hash index, touched
+    all over, grows with the types actually stored (at most half full).
+    """
 
     def __init__(self, capacity: int = 1 << 12, tokens: int = 1 << 16) -> None:
         self.ttoks = np.zeros(tokens, dtype=np.int32)
@@ -137,8 +143,13 @@ class TypeStore:
         self.tfirst = np.zeros(capacity, dtype=np.int64)
         self.tlast = np.zeros(capacity, dtype=np.int64)
         self.thash = np.zeros(capacity, dtype=np.uint64)
-        self.tslots = np.zeros(2 * capacity, dtype=np.int32)
+        self.tslots = np.zeros(_pow2_at_least(min(2 * capacity, 1 << 13)), dtype=np.int32)
         self.tmeta = np.zeros(3, dtype=np.int64)  # types, tokens, lists seen
+
+    @classmethod
+    def for_corpus(cls, size: int) -> TypeStore:
+        """Room for a corpus of ``size`` bytes (0: unknown, start small)."""
+        return cls(capacity=max(1 << 12, size // 24), tokens=max(1 << 16, size + 1))
 
     @property
     def ntypes(self) -> int:
@@ -149,21 +160,23 @@ class TypeStore:
         return int(self.tmeta[2])
 
     def grow(self, tokens_needed: int) -> None:
+        """Room for a list of ``tokens_needed`` tokens (what ``scan_types`` stopped for)."""
         ntypes, ntoks = self.ntypes, int(self.tmeta[1])
         if ntoks + tokens_needed > self.ttoks.shape[0]:
-            self.ttoks = _zeros_like_grown(self.ttoks, max(2 * self.ttoks.shape[0], ntoks + tokens_needed))
-        if ntypes + 2 > self.tmult.shape[0] or 2 * (ntypes + 1) > self.tslots.shape[0]:
+            self.ttoks = _zeros_like_grown(self.ttoks, max(2 * self.ttoks.shape[0], ntoks + tokens_needed), ntoks)
+        if ntypes + 2 > self.tmult.shape[0]:
             cap = 2 * self.tmult.shape[0]
-            self.tstart = _zeros_like_grown(self.tstart, cap + 1)
+            self.tstart = _zeros_like_grown(self.tstart, cap + 1, ntypes + 1)
             for name in ("tmult", "tfirst", "tlast", "thash"):
-                setattr(self, name, _zeros_like_grown(getattr(self, name), cap))
-            self.tslots = np.zeros(_pow2_at_least(2 * cap), dtype=np.int32)
+                setattr(self, name, _zeros_like_grown(getattr(self, name), cap, ntypes))
+        if 2 * (ntypes + 1) > self.tslots.shape[0]:
+            self.tslots = np.zeros(_pow2_at_least(4 * (ntypes + 1)), dtype=np.int32)
             K.reindex_types(self.thash, ntypes, self.tslots)
 
 
 def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = None, size_hint: int = 0) -> TypeStore:
     """Cut blocks of UTF-8 training texts (whole segments only) into the type store."""
-    types = TypeStore()
+    types = TypeStore.for_corpus(size_hint)
     memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
     done = 0
     for block in blocks:

@@ -99,7 +99,7 @@ def tiny_tables(monkeypatch):
     monkeypatch.setattr(engine.KeyTable.__init__, "__defaults__", (16,))
     monkeypatch.setattr(engine.KeyTable, "GROWTH", 0)
     monkeypatch.setattr(engine.FirstPass, "RESERVE_ROWS", False)
-    monkeypatch.setattr(engine.TypeStore.__init__, "__defaults__", (16, 64))
+    monkeypatch.setattr(engine.TypeStore, "for_corpus", classmethod(lambda cls, size: cls(16, 64)))
     monkeypatch.setattr(engine.Merger, "HEAP_SPARE", 0)
 
 
