@@ -240,7 +240,7 @@ def delimiter_len(buf, i, end):
     return 0
 
 
-# Bytes that can start a training delimiter (``delimiter_len``): the scan skips all others
+# Bytes that can start a training delimiter (Q3, ``delimiter_len``): the scan skips all others
 # with one table load each (a Chinese text is mostly bytes that cannot).
 _DELIMITER_LEAD = np.zeros(256, dtype=np.uint8)
 _DELIMITER_LEAD[[0x0A, 0x3F, 0x20, 0x21, 0x22, 0x2C, 0x2E, 0xC2, 0xEF, 0xE3, 0xE2]] = 1

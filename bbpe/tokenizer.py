@@ -244,7 +244,7 @@ class Tokenizer(TokenizerBase):
             if not plain_texts(data):
                 data = [t if type(t) in (str, bytes) else bytes(t) for t in data]
         threads = max(1, min(num_threads or os.cpu_count() or 1, len(data) or 1))
-        work = self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
+        work = self._many_encoder(out)
         if threads == 1:
             return work(data, compat)
         # more slices than threads: while one thread builds its lists (GIL), others encode,
@@ -271,9 +271,13 @@ class Tokenizer(TokenizerBase):
             for line in split_lines(source.chunks()):
                 yield self.encode(line, gbk=True, bug_compat=compat, out=out)
             return
-        work = self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
+        work = self._many_encoder(out)
         for block, _ in source.line_blocks():
             yield from work(block_lines(block), compat)
+
+    def _many_encoder(self, out: str):
+        """``work(texts, compat)``: a list of id lists, or of uint32 arrays for ``out="numpy"``."""
+        return self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
 
     @staticmethod
     def _utf8(text: str | bytes, gbk: bool) -> bytes:
