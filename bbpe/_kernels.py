@@ -50,6 +50,18 @@ _njit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
+@_inline
+def _release(array):
+    """Nothing: a helper calls it on each array it takes, at its end.
+
+    Inlined, a helper still takes a reference to each array it is given and drops it
+    after the array's last use. When that last use sits in a branch, the reference is
+    dropped in each branch and LLVM's pruning cannot pair the updates, so two atomic
+    reference-count updates stay in the loop; a last use at the helper's one exit lets
+    them be pruned.
+    """
+
+
 @intrinsic
 def prefetch(typingctx, array, row):
     """Hint that ``array[row]`` (its first element, for a 2-d array) will be read soon.
@@ -114,13 +126,13 @@ def _find(words, slots, w0, w1, w2):
     """(slot, row): the row holding the key, or -1 and the empty slot where it would go."""
     mask = slots.shape[0] - 1
     i = np.int64(_key_hash(w0, w1, w2) & np.uint64(mask))
-    while True:
-        row = np.int64(slots[i]) - 1
-        if row < 0:
-            return i, row
-        if words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2:
-            return i, row
+    row = np.int64(slots[i]) - 1
+    while row >= 0 and not (words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
         i = (i + 1) & mask
+        row = np.int64(slots[i]) - 1
+    _release(words)
+    _release(slots)
+    return i, row
 
 
 @_inline
@@ -137,11 +149,14 @@ def _store(words, slots, slot, row, w0, w1, w2):
 def intern(words, slots, meta, w0, w1, w2):
     """Row of the key, added if new. The caller guarantees room (``KeyTable.reserve``)."""
     slot, row = _find(words, slots, w0, w1, w2)
-    if row >= 0:
-        return row
-    row = meta[0]
-    meta[0] = row + 1
-    return _store(words, slots, slot, row, w0, w1, w2)
+    if row < 0:
+        row = meta[0]
+        meta[0] = row + 1
+        _store(words, slots, slot, row, w0, w1, w2)
+    _release(words)
+    _release(slots)
+    _release(meta)
+    return row
 
 
 @_njit
@@ -187,18 +202,26 @@ def pair_key(words, slots, meta, a, b):
     """Row of the pair key of (a, b), interned. Q9: ``WordIdKey::Append`` refuses when
     ``len + k.len >= 24``, and the pair key is then key a itself."""
     if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
-        return np.int64(a)
-    w0, w1, w2 = _pair_words(words, a, b)
-    return intern(words, slots, meta, w0, w1, w2)
+        row = np.int64(a)
+    else:
+        w0, w1, w2 = _pair_words(words, a, b)
+        row = intern(words, slots, meta, w0, w1, w2)
+    _release(words)
+    _release(slots)
+    _release(meta)
+    return row
 
 
 @_inline
 def _pair_key_lookup(words, slots, a, b):
     """Row of the pair key of (a, b), or -1 if that key was never interned."""
     if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
-        return np.int64(a)
-    w0, w1, w2 = _pair_words(words, a, b)
-    _, row = _find(words, slots, w0, w1, w2)
+        row = np.int64(a)
+    else:
+        w0, w1, w2 = _pair_words(words, a, b)
+        _, row = _find(words, slots, w0, w1, w2)
+    _release(words)
+    _release(slots)
     return row
 
 
@@ -807,7 +830,10 @@ def link_slots(order, start, ti, base, tlen, tmult, S, words, slots, meta, key_l
 
 @_inline
 def _heap_better(hocc, htail, i, j):
-    return hocc[i] > hocc[j] or (hocc[i] == hocc[j] and htail[i] < htail[j])
+    better = hocc[i] > hocc[j] or (hocc[i] == hocc[j] and htail[i] < htail[j])
+    _release(hocc)
+    _release(htail)
+    return better
 
 
 @_inline
@@ -819,16 +845,18 @@ def _heap_swap(hocc, htail, hkey, i, j):
 
 @_inline
 def _heap_sift_down(hocc, htail, hkey, size, i):
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            return
+    c = 2 * i + 1
+    while c < size:
         if c + 1 < size and _heap_better(hocc, htail, c + 1, c):
             c += 1
         if not _heap_better(hocc, htail, c, i):
-            return
+            break
         _heap_swap(hocc, htail, hkey, i, c)
         i = c
+        c = 2 * i + 1
+    _release(hocc)
+    _release(htail)
+    _release(hkey)
 
 
 @_inline
@@ -842,6 +870,10 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
             break
         _heap_swap(hocc, htail, hkey, i, parent)
         i = parent
+    _release(hocc)
+    _release(htail)
+    _release(hkey)
+    _release(hmeta)
 
 
 @_njit
@@ -861,7 +893,8 @@ def heap_rebuild(hocc, htail, hkey, hmeta, kst, nkeys):
 @_inline
 def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
     """Pop until an entry matches its key's current (occ, tail); -1 if none is left."""
-    while hmeta[0] > 0:
+    found = -1
+    while found < 0 and hmeta[0] > 0:
         o, t, k = hocc[0], htail[0], hkey[0]
         size = hmeta[0] - 1
         hmeta[0] = size
@@ -869,8 +902,13 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
             hocc[0], htail[0], hkey[0] = hocc[size], htail[size], hkey[size]
             _heap_sift_down(hocc, htail, hkey, size, 0)
         if kst[k, OCC] == o and kst[k, TAIL] == t and o >= 2:
-            return k
-    return -1
+            found = k
+    _release(hocc)
+    _release(htail)
+    _release(hkey)
+    _release(hmeta)
+    _release(kst)
+    return found
 
 
 @_inline
@@ -889,6 +927,7 @@ def _type_of(sstart, ntypes, s, hint):
             lo = mid
         else:
             hi = mid - 1
+    _release(sstart)
     return lo
 
 
@@ -897,7 +936,10 @@ def _next_alive(S, s):
     t = s + 1
     while S[t, TOK] == DEAD:
         t += 1
-    return -1 if S[t, TOK] == SENTINEL else t
+    if S[t, TOK] == SENTINEL:
+        t = -1
+    _release(S)
+    return t
 
 
 @_inline
@@ -905,7 +947,10 @@ def _prev_alive(S, s):
     t = s - 1
     while t >= 0 and S[t, TOK] == DEAD:
         t -= 1
-    return -1 if t < 0 or S[t, TOK] == SENTINEL else t
+    if t >= 0 and S[t, TOK] == SENTINEL:
+        t = -1
+    _release(S)
+    return t
 
 
 @_inline
@@ -914,6 +959,8 @@ def _mark(k, kst, dirty_list, nd):
         kst[k, FLAGS] |= DIRTY
         dirty_list[nd] = k
         nd += 1
+    _release(kst)
+    _release(dirty_list)
     return nd
 
 
@@ -928,6 +975,8 @@ def _connect(S, kst, k, a, b):
         S[b, PRV] = a
     else:
         kst[k, TAIL] = a
+    _release(S)
+    _release(kst)
 
 
 @_inline
@@ -939,6 +988,8 @@ def _unlink(s, m, S, kst):
     S[s, PRV] = -1
     S[s, PK] = -1
     kst[k, OCC] -= m
+    _release(S)
+    _release(kst)
     return k
 
 
@@ -975,6 +1026,9 @@ def _link(s, k, m, S, kst, finger):
     q = kst[k, HEAD] if p < 0 else S[p, NXT]
     _connect(S, kst, k, p, s)
     _connect(S, kst, k, s, q)
+    _release(S)
+    _release(kst)
+    _release(finger)
 
 
 @_inline
@@ -990,17 +1044,17 @@ def _forget(words, slots, row):
     while slots[i] != row + 1:
         i = (i + 1) & mask
     slots[i] = 0
-    j = i
-    while True:
-        j = (j + 1) & mask
-        if slots[j] == 0:
-            return
+    j = (i + 1) & mask
+    while slots[j] != 0:
         h = _home(words, slots, np.int64(slots[j]) - 1)
         # move the entry at j into the hole at i unless its home lies cyclically in (i, j]
         if (i < j and (h <= i or h > j)) or (i > j and (h <= i and h > j)):
             slots[i] = slots[j]
             slots[j] = 0
             i = j
+        j = (j + 1) & mask
+    _release(words)
+    _release(slots)
 
 
 @_inline
@@ -1012,25 +1066,36 @@ def _free_row(words, slots, row, free, fmeta):
     words[row, 2] = _U64_0
     free[fmeta[0]] = row
     fmeta[0] += 1
+    _release(words)
+    _release(slots)
+    _release(free)
+    _release(fmeta)
 
 
 @_inline
 def _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b):
     """``pair_key``, but a new key takes a freed row when there is one; its state is set."""
     if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
-        return np.int64(a)
-    w0, w1, w2 = _pair_words(words, a, b)
-    slot, row = _find(words, slots, w0, w1, w2)
-    if row >= 0:
-        return row
-    if fmeta[0] > 0:
-        fmeta[0] -= 1
-        row = np.int64(free[fmeta[0]])
+        row = np.int64(a)
     else:
-        row = meta[0]
-        meta[0] = row + 1
-    _new_key_state(kst, row)
-    return _store(words, slots, slot, row, w0, w1, w2)
+        w0, w1, w2 = _pair_words(words, a, b)
+        slot, row = _find(words, slots, w0, w1, w2)
+        if row < 0:
+            if fmeta[0] > 0:
+                fmeta[0] -= 1
+                row = np.int64(free[fmeta[0]])
+            else:
+                row = meta[0]
+                meta[0] = row + 1
+            _new_key_state(kst, row)
+            _store(words, slots, slot, row, w0, w1, w2)
+    _release(words)
+    _release(slots)
+    _release(meta)
+    _release(free)
+    _release(fmeta)
+    _release(kst)
+    return row
 
 
 @_njit
@@ -1065,9 +1130,15 @@ def compact_slots(S, n, sstart, ntypes, kst, nkeys):
 
 
 @_njit
-def _grown_index(words, nkeys, slots):
-    """An index twice as large, holding rows 0..nkeys-1."""
-    grown = np.zeros(2 * slots.shape[0], dtype=slots.dtype)
+def _index_with_room(words, nkeys, slots, extra):
+    """``slots``, or a larger index holding rows 0..nkeys-1, at most half full once
+    ``extra`` more keys are added."""
+    size = slots.shape[0]
+    while 2 * (nkeys + extra) > size:
+        size *= 2
+    if size == slots.shape[0]:
+        return slots
+    grown = np.zeros(size, dtype=slots.dtype)
     reindex(words, nkeys, grown)
     return grown
 
@@ -1103,6 +1174,12 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             heap_push(hocc, htail, hkey, hmeta, kst[w, OCC], kst[w, TAIL], w)
             hmeta[1] = fresh_rows
             return NEED_ROWS, steps, size, slots, hocc, htail, hkey, dirty
+        # Room for the whole step, made before its loop: arrays replaced inside the loop
+        # would cost reference counting at every use. w has at most kst[w, OCC] sites; a
+        # site adds at most two keys and marks at most four.
+        slots = _index_with_room(words, meta[0], slots, 2 * np.int64(kst[w, OCC]))
+        if 4 * np.int64(kst[w, OCC]) + 1 > dirty.shape[0]:
+            dirty = np.empty(4 * np.int64(kst[w, OCC]) + 1024, dtype=dirty.dtype)
         kst[w, FLAGS] |= TOKEN
         nd = _mark(w, kst, dirty, 0)
         ti = 0
@@ -1111,12 +1188,6 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
         # so the walk goes on from the next site that stays.
         s = np.int64(kst[w, HEAD])
         while s >= 0:
-            if nd + 4 > dirty.shape[0]:
-                grown = np.empty(2 * dirty.shape[0], dtype=dirty.dtype)
-                grown[:nd] = dirty[:nd]
-                dirty = grown
-            if meta[0] + 2 > slots.shape[0] // 2:
-                slots = _grown_index(words, meta[0], slots)
             ti = _type_of(sstart, ntypes, s, ti)
             m = smult[ti]
             j = _next_alive(S, s)
