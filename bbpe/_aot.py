@@ -47,11 +47,11 @@ def _signatures() -> dict:
         "best_pair": i8(I8, I8, i8),
         "first_pass": i8(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I4),
         # merges
-        "link_slots": pair(I8, i8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I8, I8, KST),
+        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST),
         "heap_rebuild": i8(I4, I4, I4, I8, KST, i8),
-        "compact_slots": i8(S, i8, I8, i8, KST, i8),
+        "compact_slots": i8(S, i8, I4, KST, i8),
         "run_merges": T.Tuple((i8, i8, i8, I4, I4, I4, I4, I4))(
-            i8, i8, i8, I4, S, I8, I8, i8, WORDS, I4, I8, KST, I4, I4, I8, I4, I4, I4, I8, I8, I4),
+            i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, I4, I4, I8, I4, I4, I4, I8, I8, I4),
         # libstdc++ map order (_umap)
         "blog_hashes": U8(a(u1, 2), I8),
         "umap_replay": I8(U8, U8, i8, i8),

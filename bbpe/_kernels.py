@@ -771,7 +771,7 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
 #
 # Every pair key K keeps its occurrences in a list sorted by slot, from kst[K, HEAD] to
 # kst[K, TAIL]; kst[K, OCC] is its weighted number of occurrences (a slot counts the
-# multiplicity of its type: smult, found from sstart), and kst[K, FLAGS] its flags: one
+# multiplicity of its type, smul[slot]), and kst[K, FLAGS] its flags: one
 # 16-byte row per key, so a site touches one cache line per key. A lazy max-heap on
 # (occ desc, tail asc) picks the winner.
 
@@ -791,11 +791,11 @@ def _new_key_state(kst, k):
 
 
 @_njit
-def link_slots(order, start, ti, base, tlen, tmult, S, words, slots, meta, key_limit, sstart, smult, kst):
+def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst):
     """Link every pair of the types order[start:] into its key's list (slot order).
 
-    Types of length 0 are skipped; type number ti gets sstart/smult. Returns (next index
-    into order, next type number); stops early like ``count_slots``.
+    Types of length 0 are skipped; smul[s] gets the multiplicity of the type of slot s.
+    Returns the next index into order; stops early like ``count_slots``.
     """
     for oi in range(start, order.shape[0]):
         t = order[oi]
@@ -803,12 +803,10 @@ def link_slots(order, start, ti, base, tlen, tmult, S, words, slots, meta, key_l
         if n == 0:
             continue
         if meta[0] + n > key_limit:
-            return oi, ti
+            return oi
         a = base[t]
         m = tmult[t]
-        sstart[ti] = a
-        smult[ti] = m
-        ti += 1
+        smul[a : a + n] = m
         for i in range(a, a + n - 1):
             k = np.int64(S[i, PK])
             if k < 0:
@@ -825,7 +823,7 @@ def link_slots(order, start, ti, base, tlen, tmult, S, words, slots, meta, key_l
                 S[last, NXT] = i
                 S[i, PRV] = last
             kst[k, TAIL] = i
-    return order.shape[0], ti
+    return order.shape[0]
 
 
 @_inline
@@ -909,26 +907,6 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
     _release(hmeta)
     _release(kst)
     return found
-
-
-@_inline
-def _type_of(sstart, ntypes, s, hint):
-    """The type holding slot s, searched forward from type ``hint`` (sstart[hint] <= s):
-    sites come in slot order, so the next type is usually close (galloping search)."""
-    lo = hint
-    step = 1
-    while lo + step < ntypes and sstart[lo + step] <= s:
-        lo += step
-        step *= 2
-    hi = min(lo + step, ntypes) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if sstart[mid] <= s:
-            lo = mid
-        else:
-            hi = mid - 1
-    _release(sstart)
-    return lo
 
 
 @_inline
@@ -1099,11 +1077,12 @@ def _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b):
 
 
 @_njit
-def compact_slots(S, n, sstart, ntypes, kst, nkeys):
+def compact_slots(S, n, smul, kst, nkeys):
     """Squeeze out the DEAD slots, in place; returns the new number of slots.
 
     The renumbering keeps slot order, so every list stays sorted and the tie rule is
-    unchanged; links, list ends and type starts are renumbered (the heap must be rebuilt).
+    unchanged; links and list ends are renumbered, multiplicities move with their slots
+    (the heap must be rebuilt).
     """
     new = np.empty(n, dtype=np.int32)
     j = 0
@@ -1119,9 +1098,7 @@ def compact_slots(S, n, sstart, ntypes, kst, nkeys):
             S[t, PK] = S[s, PK]
             S[t, NXT] = new[nxt] if nxt >= 0 else -1
             S[t, PRV] = new[prv] if prv >= 0 else -1
-    for ti in range(ntypes):
-        sstart[ti] = new[sstart[ti]]  # a type's first slot is never merged away
-    sstart[ntypes] = j - 1  # the final sentinel
+            smul[t] = smul[s]
     for k in range(nkeys):
         if kst[k, HEAD] >= 0:
             kst[k, HEAD] = new[kst[k, HEAD]]
@@ -1144,8 +1121,8 @@ def _index_with_room(words, nkeys, slots, extra):
 
 
 @_njit
-def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words, slots, meta, kst, finger, free,
-               fmeta, hocc, htail, hkey, hmeta, smeta, dirty):
+def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst, finger, free, fmeta, hocc, htail,
+               hkey, hmeta, smeta, dirty):
     """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size) and
     the arrays that may have grown: (slots, hocc, htail, hkey, dirty).
 
@@ -1182,14 +1159,12 @@ def run_merges(max_steps, size, limit, winners, S, sstart, smult, ntypes, words,
             dirty = np.empty(4 * np.int64(kst[w, OCC]) + 1024, dtype=dirty.dtype)
         kst[w, FLAGS] |= TOKEN
         nd = _mark(w, kst, dirty, 0)
-        ti = 0
         # The sites are w's list, walked as it changes: a site only ever unlinks the next
         # site (its right element, Q8 "aaa") and relinks slots at or before itself (Q9),
         # so the walk goes on from the next site that stays.
         s = np.int64(kst[w, HEAD])
         while s >= 0:
-            ti = _type_of(sstart, ntypes, s, ti)
-            m = smult[ti]
+            m = smul[s]
             j = _next_alive(S, s)
             y = _next_alive(S, j)
             following = np.int64(S[s, NXT])

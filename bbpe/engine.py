@@ -265,18 +265,16 @@ class Merger:
         keys = self.keys = first.keys
         self.S = first.S
         self.nslots = self.S.shape[0]
-        alive = first.tlen > 0
-        self.ntypes = int(alive.sum())
-        self.sstart = np.empty(self.ntypes + 1, dtype=np.int64)
-        self.smult = np.empty(self.ntypes, dtype=np.int64)
+        # the multiplicity of each slot's type (a site's weight): np.empty, so the slots of
+        # the types the first pass emptied cost nothing
+        self.smul = np.empty(self.nslots, dtype=np.int32)
         order = first.order
-        start, ti = 0, 0
+        start = 0
         while start < order.shape[0]:
-            start, ti = K.link_slots(order, start, ti, first.base, first.tlen, first.tmult, self.S, keys.words,
-                                     keys.slots, keys.meta, keys.room, self.sstart, self.smult, self._kst)
+            start = K.link_slots(order, start, first.base, first.tlen, first.tmult, self.S, keys.words, keys.slots,
+                                 keys.meta, keys.room, self.smul, self._kst)
             if start < order.shape[0]:
                 keys.reserve(int(first.tlen[order[start]]))
-        self.sstart[self.ntypes] = self.nslots - 1
         self.smeta = np.zeros(1, dtype=np.int64)  # slots merged away since the last compaction
         self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
         kst = self._kst
@@ -313,8 +311,7 @@ class Merger:
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         while size < limit:
             status, steps, size, keys.slots, self.hocc, self.htail, self.hkey, dirty = K.run_merges(
-                self.STEPS_PER_CALL, size, limit, winners, self.S, self.sstart, self.smult, self.ntypes, keys.words,
-                keys.slots, keys.meta, self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32),
+                self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta, self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32),
                 self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta, dirty)
             raw, lens = keys.rows(winners[:steps])
             yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
@@ -331,8 +328,9 @@ class Merger:
     def _compact(self) -> None:
         """Drop the slots merged away: less memory, denser walks."""
         keys = self.keys
-        n = K.compact_slots(self.S, self.nslots, self.sstart, self.ntypes, self._kst, keys.nkeys)
+        n = K.compact_slots(self.S, self.nslots, self.smul, self._kst, keys.nkeys)
         self.S.resize((n, 4), refcheck=False)
+        self.smul.resize(n, refcheck=False)
         self.nslots = n
         self.smeta[0] = 0
         K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)
