@@ -1120,6 +1120,16 @@ def _index_with_room(words, nkeys, slots, extra):
     return grown
 
 
+@_inline
+def _prefetch_pair_key(words, slots, a, b):
+    """Ask for the index entry where the pair key of (a, b) is looked up first."""
+    if key_len(words, a) + key_len(words, b) < KEY_BYTES:
+        w0, w1, w2 = _pair_words(words, a, b)
+        prefetch(slots, np.int64(_key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1)))
+    _release(words)
+    _release(slots)
+
+
 @_njit
 def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst, finger, free, fmeta, hocc, htail,
                hkey, hmeta, smeta, dirty):
@@ -1170,8 +1180,16 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             following = np.int64(S[s, NXT])
             if following == j:
                 following = S[j, NXT]  # j is merged into s right here
+            # what the next site and this one's new pairs will read, asked for now: their
+            # cache misses then overlap the unlinks below
+            prefetch(S, following)
+            prefetch(smul, following)
             long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
             x = -1 if long_pair else _prev_alive(S, s)
+            if x >= 0:
+                _prefetch_pair_key(words, slots, S[x, TOK], w)
+            if y >= 0:
+                _prefetch_pair_key(words, slots, w, S[y, TOK])
             if x >= 0:
                 nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
             _unlink(s, m, S, kst)
