@@ -255,7 +255,7 @@ class Merger:
     """The incremental state: slots, occurrence lists, the heap; ``merges`` drives it."""
 
     STEPS_PER_CALL = 256
-    COMPACT_AT = 3  # squeeze the slots once a third of them are merged away
+    COMPACT_AT = 2  # squeeze the slots once half of them are merged away
     HEAP_SPARE = 1024  # the heap starts with room for two entries per live key, plus this
 
     def __init__(self, first: FirstPass) -> None:

@@ -103,6 +103,24 @@ def tiny_tables(monkeypatch):
     monkeypatch.setattr(engine.Merger, "HEAP_SPARE", 0)
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_compaction_changes_nothing(seed, monkeypatch):
+    """Squeezing the merged-away slots out (``Merger._compact``, checked between calls of
+    the merge kernel) renumbers every list; here it runs as early and as often as it can."""
+    from bbpe import engine
+
+    calls = []
+    compact = engine.Merger._compact
+    monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 1)
+    monkeypatch.setattr(engine.Merger, "COMPACT_AT", 8)
+    monkeypatch.setattr(engine.Merger, "_compact", lambda self: calls.append(1) or compact(self))
+    rng = random.Random(40_000 + seed)
+    data = random_corpus(rng, invalid=seed % 2 == 0)
+    simple, incremental = both([data], rng.choice([0, 300, 1000]))
+    assert incremental == simple
+    assert calls or len(data) < 100, "no compaction happened"
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_growth_changes_nothing(seed, tiny_tables):
     rng = random.Random(20_000 + seed)
