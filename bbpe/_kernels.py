@@ -52,13 +52,13 @@ _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 @_inline
 def _release(array):
-    """Nothing: a helper calls it on each array it takes, at its end.
+    """Nothing: a helper with branches calls it on each array it takes, at its one exit.
 
     Inlined, a helper still takes a reference to each array it is given and drops it
     after the array's last use. When that last use sits in a branch, the reference is
     dropped in each branch and LLVM's pruning cannot pair the updates, so two atomic
     reference-count updates stay in the loop; a last use at the helper's one exit lets
-    them be pruned.
+    them be pruned (checked by counting NRT_incref calls in the kernels' LLVM IR).
     """
 
 
@@ -771,8 +771,8 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
 #
 # Every pair key K keeps its occurrences in a list sorted by slot, from kst[K, HEAD] to
 # kst[K, TAIL]; kst[K, OCC] is its weighted number of occurrences (a slot counts the
-# multiplicity of its type, smul[slot]), and kst[K, FLAGS] its flags: one
-# 16-byte row per key, so a site touches one cache line per key. A lazy max-heap on
+# multiplicity of its type, smul[slot]), and kst[K, FLAGS] its flags: one 16-byte row
+# per key, so a site touches one cache line per key. A lazy max-heap on
 # (occ desc, tail asc) picks the winner.
 
 _CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER))
@@ -1108,8 +1108,8 @@ def compact_slots(S, n, smul, kst, nkeys):
 
 @_njit
 def _index_with_room(words, nkeys, slots, extra):
-    """``slots``, or a larger index holding rows 0..nkeys-1, at most half full once
-    ``extra`` more keys are added."""
+    """``slots``, or a larger index holding rows 0..nkeys-1, at most half full with
+    ``extra`` more keys."""
     size = slots.shape[0]
     while 2 * (nkeys + extra) > size:
         size *= 2
@@ -1118,6 +1118,9 @@ def _index_with_room(words, nkeys, slots, extra):
     grown = np.zeros(size, dtype=slots.dtype)
     reindex(words, nkeys, grown)
     return grown
+
+
+_SITES_PER_BATCH = 4096
 
 
 @_inline
@@ -1161,12 +1164,6 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             heap_push(hocc, htail, hkey, hmeta, kst[w, OCC], kst[w, TAIL], w)
             hmeta[1] = fresh_rows
             return NEED_ROWS, steps, size, slots, hocc, htail, hkey, dirty
-        # Room for the whole step, made before its loop: arrays replaced inside the loop
-        # would cost reference counting at every use. w has at most kst[w, OCC] sites; a
-        # site adds at most two keys and marks at most four.
-        slots = _index_with_room(words, meta[0], slots, 2 * np.int64(kst[w, OCC]))
-        if 4 * np.int64(kst[w, OCC]) + 1 > dirty.shape[0]:
-            dirty = np.empty(4 * np.int64(kst[w, OCC]) + 1024, dtype=dirty.dtype)
         kst[w, FLAGS] |= TOKEN
         nd = _mark(w, kst, dirty, 0)
         # The sites are w's list, walked as it changes: a site only ever unlinks the next
@@ -1174,41 +1171,52 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         # so the walk goes on from the next site that stays.
         s = np.int64(kst[w, HEAD])
         while s >= 0:
-            m = smul[s]
-            j = _next_alive(S, s)
-            y = _next_alive(S, j)
-            following = np.int64(S[s, NXT])
-            if following == j:
-                following = S[j, NXT]  # j is merged into s right here
-            # what the next site and this one's new pairs will read, asked for now: their
-            # cache misses then overlap the unlinks below
-            prefetch(S, following)
-            prefetch(smul, following)
-            long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
-            x = -1 if long_pair else _prev_alive(S, s)
-            if x >= 0:
-                _prefetch_pair_key(words, slots, S[x, TOK], w)
-            if y >= 0:
-                _prefetch_pair_key(words, slots, w, S[y, TOK])
-            if x >= 0:
-                nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
-            _unlink(s, m, S, kst)
-            if y >= 0:
-                nd = _mark(_unlink(j, m, S, kst), kst, dirty, nd)
-            # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
-            # and only its right neighbour disappears
-            S[s, TOK] = w
-            S[j, TOK] = DEAD
-            smeta[0] += 1
-            if x >= 0:
-                k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, S[x, TOK], w)
-                _link(x, k, m, S, kst, finger)
-                nd = _mark(k, kst, dirty, nd)
-            if y >= 0:
-                k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, w, S[y, TOK])
-                _link(s, k, m, S, kst, finger)
-                nd = _mark(k, kst, dirty, nd)
-            s = following
+            # Room for a batch of sites (a site adds at most two keys and marks at most
+            # four), made outside the loop over them: an array that could be replaced in
+            # that loop would cost reference counting at every use there.
+            slots = _index_with_room(words, meta[0], slots, 2 * _SITES_PER_BATCH)
+            if nd + 4 * _SITES_PER_BATCH > dirty.shape[0]:
+                grown = np.empty(2 * dirty.shape[0] + 4 * _SITES_PER_BATCH, dtype=dirty.dtype)
+                grown[:nd] = dirty[:nd]
+                dirty = grown
+            batch = 0
+            while s >= 0 and batch < _SITES_PER_BATCH:
+                batch += 1
+                m = smul[s]
+                j = _next_alive(S, s)
+                y = _next_alive(S, j)
+                following = np.int64(S[s, NXT])
+                if following == j:
+                    following = S[j, NXT]  # j is merged into s right here
+                # what the next site and this one's new pairs will read, asked for now: their
+                # cache misses then overlap the unlinks below
+                prefetch(S, following)
+                prefetch(smul, following)
+                long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
+                x = -1 if long_pair else _prev_alive(S, s)
+                if x >= 0:
+                    _prefetch_pair_key(words, slots, S[x, TOK], w)
+                if y >= 0:
+                    _prefetch_pair_key(words, slots, w, S[y, TOK])
+                if x >= 0:
+                    nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
+                _unlink(s, m, S, kst)
+                if y >= 0:
+                    nd = _mark(_unlink(j, m, S, kst), kst, dirty, nd)
+                # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
+                # and only its right neighbour disappears
+                S[s, TOK] = w
+                S[j, TOK] = DEAD
+                smeta[0] += 1
+                if x >= 0:
+                    k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, S[x, TOK], w)
+                    _link(x, k, m, S, kst, finger)
+                    nd = _mark(k, kst, dirty, nd)
+                if y >= 0:
+                    k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, w, S[y, TOK])
+                    _link(s, k, m, S, kst, finger)
+                    nd = _mark(k, kst, dirty, nd)
+                s = following
         for i in range(nd):
             k = dirty[i]
             kst[k, FLAGS] &= _CLEAR_STEP_BITS  # every key linked into in this step is in the dirty list

@@ -265,8 +265,8 @@ class Merger:
         keys = self.keys = first.keys
         self.S = first.S
         self.nslots = self.S.shape[0]
-        # the multiplicity of each slot's type (a site's weight): np.empty, so the slots of
-        # the types the first pass emptied cost nothing
+        # the multiplicity of each slot's type (a site's weight); np.empty: the pages of
+        # slots the first pass emptied are never touched
         self.smul = np.empty(self.nslots, dtype=np.int32)
         order = first.order
         start = 0
@@ -311,8 +311,9 @@ class Merger:
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         while size < limit:
             status, steps, size, keys.slots, self.hocc, self.htail, self.hkey, dirty = K.run_merges(
-                self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta, self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32),
-                self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta, self.smeta, dirty)
+                self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta,
+                self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32), self.fmeta, self.hocc,
+                self.htail, self.hkey, self.hmeta, self.smeta, dirty)
             raw, lens = keys.rows(winners[:steps])
             yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
             done += steps
