@@ -1122,6 +1122,45 @@ def _index_with_room(words, nkeys, slots, extra):
 
 _SITES_PER_BATCH = 4096
 
+# Within a step the new pairs are (left neighbour, w) and (w, right neighbour), and the
+# same neighbour tokens come back at many sites: their pair keys are remembered in a small
+# direct-mapped cache per side, indexed by the neighbour's token and tagged with the step
+# (rows are neither moved nor freed within a step), which spares the hashing, the index
+# probe and the key compare of the repeats.
+_PAIR_CACHE = 4096
+
+
+@_inline
+def _cached_pair_key(side, tok, a, b, tag, pcode, pkey, words, slots, meta, free, fmeta, kst):
+    """``_pair_key_reusing(a, b)`` where ``tok`` is the neighbour's token (a or b)."""
+    i = tok & (_PAIR_CACHE - 1)
+    code = (tag << 32) | tok
+    if pcode[side, i] == code:
+        k = np.int64(pkey[side, i])
+    else:
+        k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b)
+        pcode[side, i] = code
+        pkey[side, i] = k
+    _release(pcode)
+    _release(pkey)
+    _release(words)
+    _release(slots)
+    _release(meta)
+    _release(free)
+    _release(fmeta)
+    _release(kst)
+    return k
+
+
+@_inline
+def _prefetch_cached_pair_key(side, tok, a, b, tag, pcode, words, slots):
+    """Ask for the index entry of the pair key of (a, b), unless the cache has the key."""
+    if pcode[side, tok & (_PAIR_CACHE - 1)] != (tag << 32) | tok:
+        _prefetch_pair_key(words, slots, a, b)
+    _release(pcode)
+    _release(words)
+    _release(slots)
+
 
 @_inline
 def _prefetch_pair_key(words, slots, a, b):
@@ -1144,7 +1183,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     to the vocabulary unless it is already there (IN_VOCAB). ``winners[i]`` receives the
     i-th winner. A pair key whose last occurrence goes, and which is neither a token nor
     in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it); smeta[0]
-    counts the slots merged away.
+    counts the slots merged away, smeta[1] the steps (the pair-key cache's tags).
 
     Growth. The index ``slots`` (touched all over) doubles here as soon as it is half
     full; the heap and the list of keys a step changed (``dirty``) grow here too, with
@@ -1155,6 +1194,8 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     again), or 0 after ``max_steps``.
     """
     steps = 0
+    pcode = np.full((2, _PAIR_CACHE), -1, dtype=np.int64)
+    pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
     while steps < max_steps:
         w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst)
         if w < 0:
@@ -1166,6 +1207,8 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             return NEED_ROWS, steps, size, slots, hocc, htail, hkey, dirty
         kst[w, FLAGS] |= TOKEN
         nd = _mark(w, kst, dirty, 0)
+        tag = smeta[1]  # this step's tag in the pair-key cache
+        smeta[1] = tag + 1
         # The sites are w's list, walked as it changes: a site only ever unlinks the next
         # site (its right element, Q8 "aaa") and relinks slots at or before itself (Q9),
         # so the walk goes on from the next site that stays.
@@ -1195,9 +1238,9 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                 long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
                 x = -1 if long_pair else _prev_alive(S, s)
                 if x >= 0:
-                    _prefetch_pair_key(words, slots, S[x, TOK], w)
+                    _prefetch_cached_pair_key(0, S[x, TOK], S[x, TOK], w, tag, pcode, words, slots)
                 if y >= 0:
-                    _prefetch_pair_key(words, slots, w, S[y, TOK])
+                    _prefetch_cached_pair_key(1, S[y, TOK], w, S[y, TOK], tag, pcode, words, slots)
                 if x >= 0:
                     nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
                 _unlink(s, m, S, kst)
@@ -1209,11 +1252,13 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                 S[j, TOK] = DEAD
                 smeta[0] += 1
                 if x >= 0:
-                    k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, S[x, TOK], w)
+                    k = _cached_pair_key(0, S[x, TOK], S[x, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta,
+                                         kst)
                     _link(x, k, m, S, kst, finger)
                     nd = _mark(k, kst, dirty, nd)
                 if y >= 0:
-                    k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, w, S[y, TOK])
+                    k = _cached_pair_key(1, S[y, TOK], w, S[y, TOK], tag, pcode, pkey, words, slots, meta, free, fmeta,
+                                         kst)
                     _link(s, k, m, S, kst, finger)
                     nd = _mark(k, kst, dirty, nd)
                 s = following

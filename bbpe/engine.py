@@ -275,7 +275,7 @@ class Merger:
                                  keys.meta, keys.room, self.smul, self._kst)
             if start < order.shape[0]:
                 keys.reserve(int(first.tlen[order[start]]))
-        self.smeta = np.zeros(1, dtype=np.int64)  # slots merged away since the last compaction
+        self.smeta = np.zeros(2, dtype=np.int64)  # slots merged away since the last compaction, steps
         self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
         kst = self._kst
         kst[: first.nchars, L.FLAGS] |= L.TOKEN
