@@ -1122,6 +1122,16 @@ def _index_with_room(words, nkeys, slots, extra):
 
 _SITES_PER_BATCH = 4096
 
+
+@_inline
+def _prefetch_unlink(s, S, kst):
+    """Ask for what unlinking slot s will touch: its key's state and its list neighbours."""
+    prefetch(kst, S[s, PK])
+    prefetch(S, S[s, PRV])
+    prefetch(S, S[s, NXT])
+    _release(S)
+    _release(kst)
+
 # Within a step the new pairs are (left neighbour, w) and (w, right neighbour), and the
 # same neighbour tokens come back at many sites: their pair keys are remembered in a small
 # direct-mapped cache per side, indexed by the neighbour's token and tagged with the step
@@ -1237,6 +1247,10 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                 prefetch(smul, following)
                 long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
                 x = -1 if long_pair else _prev_alive(S, s)
+                if x >= 0:
+                    _prefetch_unlink(x, S, kst)
+                if y >= 0:
+                    _prefetch_unlink(j, S, kst)
                 if x >= 0:
                     _prefetch_cached_pair_key(0, S[x, TOK], S[x, TOK], w, tag, pcode, words, slots)
                 if y >= 0:
