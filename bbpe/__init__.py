@@ -6,6 +6,11 @@
 '床前明月光'
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
 from .errors import FormatError as FormatError
@@ -13,10 +18,30 @@ from .errors import GBKError as GBKError
 from .errors import GBKWarning as GBKWarning
 from .errors import InsufficientMemoryError as InsufficientMemoryError
 from .errors import UnknownIdError as UnknownIdError
-from .tokenizer import Tokenizer as Tokenizer
 
-train = Tokenizer.train
-load = Tokenizer.load
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer as Tokenizer
+
+    train = Tokenizer.train
+    load = Tokenizer.load
+
+
+def __getattr__(name: str) -> object:
+    """``Tokenizer``, ``train``, ``load`` and the submodules are imported on first use, so
+    that the ``bbpe`` command can set up the process before numpy is imported (``cli``).
+    Submodules stay reachable as attributes (``bbpe.codec``: C extensions fetch its C API
+    through ``PyCapsule_Import("bbpe.codec._C_API")``)."""
+    if name in ("Tokenizer", "train", "load"):
+        from .tokenizer import Tokenizer
+
+        globals().update(Tokenizer=Tokenizer, train=Tokenizer.train, load=Tokenizer.load)
+        return globals()[name]
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as err:
+        if err.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_include() -> str:

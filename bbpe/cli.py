@@ -16,6 +16,13 @@ import warnings
 from collections.abc import Iterator
 from typing import BinaryIO
 
+# The command never calls BLAS, and numpy's OpenBLAS starts a thread per core that
+# busy-waits for work for a while after start-up: on a 2-core machine that takes a core
+# from a training run (about 0.1 s on zh-large). A library must leave this to its user; a
+# command may set it for its own process, before numpy is first imported (``bbpe`` imports
+# nothing heavy until used, so this module runs first under ``bbpe`` and ``python -m bbpe``).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from . import __version__
 from .corpus import read_chunks, split_lines, windows_text
 from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError

@@ -27,6 +27,26 @@ def test_console_script_is_installed():
     assert subprocess.run([exe, "--version"], capture_output=True, check=False, text=True).stdout.startswith("bbpe ")
 
 
+def _python(code: str, **env: str) -> str:
+    import os
+
+    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"} | env
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environ,
+                          cwd=tempfile.gettempdir()).stdout.strip()
+
+
+def test_command_keeps_blas_to_one_thread():
+    """``import bbpe`` imports no numpy, so the command sets OPENBLAS_NUM_THREADS for its
+    process before numpy loads (it never calls BLAS); a value the user set is kept, and
+    the library itself leaves it alone."""
+    check = "import sys, os, bbpe; print('numpy' in sys.modules); import bbpe.cli; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    assert _python(check).split() == ["False", "1"]
+    assert _python(check, OPENBLAS_NUM_THREADS="3").split() == ["False", "3"]
+    library = "import os, bbpe; bbpe.Tokenizer; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    assert _python(library) == "None"
+    assert _python("import bbpe; print(bbpe.codec.__name__, bbpe.load.__name__)") == "bbpe.codec load"
+
+
 def test_train_defaults_to_bundled_corpus(tmp_path):
     """Like the blog constructor: tang300 at vocab 800 into xBBPE.bin."""
     r = bbpe("train", cwd=tmp_path)
