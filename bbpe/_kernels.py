@@ -51,8 +51,8 @@ _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
 @_inline
-def _release(array):
-    """Nothing: a helper with branches calls it on each array it takes, at its one exit.
+def _release(a, b=None, c=None, d=None, e=None, f=None, g=None, h=None):
+    """Nothing: a helper with branches calls it on the arrays it takes, at its one exit.
 
     Inlined, a helper still takes a reference to each array it is given and drops it
     after the array's last use. When that last use sits in a branch, the reference is
@@ -130,8 +130,7 @@ def _find(words, slots, w0, w1, w2):
     while row >= 0 and not (words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
         i = (i + 1) & mask
         row = np.int64(slots[i]) - 1
-    _release(words)
-    _release(slots)
+    _release(words, slots)
     return i, row
 
 
@@ -153,9 +152,7 @@ def intern(words, slots, meta, w0, w1, w2):
         row = meta[0]
         meta[0] = row + 1
         _store(words, slots, slot, row, w0, w1, w2)
-    _release(words)
-    _release(slots)
-    _release(meta)
+    _release(words, slots, meta)
     return row
 
 
@@ -206,9 +203,7 @@ def pair_key(words, slots, meta, a, b):
     else:
         w0, w1, w2 = _pair_words(words, a, b)
         row = intern(words, slots, meta, w0, w1, w2)
-    _release(words)
-    _release(slots)
-    _release(meta)
+    _release(words, slots, meta)
     return row
 
 
@@ -220,8 +215,7 @@ def _pair_key_lookup(words, slots, a, b):
     else:
         w0, w1, w2 = _pair_words(words, a, b)
         _, row = _find(words, slots, w0, w1, w2)
-    _release(words)
-    _release(slots)
+    _release(words, slots)
     return row
 
 
@@ -829,8 +823,7 @@ def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit
 @_inline
 def _heap_better(hocc, htail, i, j):
     better = hocc[i] > hocc[j] or (hocc[i] == hocc[j] and htail[i] < htail[j])
-    _release(hocc)
-    _release(htail)
+    _release(hocc, htail)
     return better
 
 
@@ -852,9 +845,7 @@ def _heap_sift_down(hocc, htail, hkey, size, i):
         _heap_swap(hocc, htail, hkey, i, c)
         i = c
         c = 2 * i + 1
-    _release(hocc)
-    _release(htail)
-    _release(hkey)
+    _release(hocc, htail, hkey)
 
 
 @_inline
@@ -868,10 +859,7 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
             break
         _heap_swap(hocc, htail, hkey, i, parent)
         i = parent
-    _release(hocc)
-    _release(htail)
-    _release(hkey)
-    _release(hmeta)
+    _release(hocc, htail, hkey, hmeta)
 
 
 @_njit
@@ -901,11 +889,7 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
             _heap_sift_down(hocc, htail, hkey, size, 0)
         if kst[k, OCC] == o and kst[k, TAIL] == t and o >= 2:
             found = k
-    _release(hocc)
-    _release(htail)
-    _release(hkey)
-    _release(hmeta)
-    _release(kst)
+    _release(hocc, htail, hkey, hmeta, kst)
     return found
 
 
@@ -937,8 +921,7 @@ def _mark(k, kst, dirty_list, nd):
         kst[k, FLAGS] |= DIRTY
         dirty_list[nd] = k
         nd += 1
-    _release(kst)
-    _release(dirty_list)
+    _release(kst, dirty_list)
     return nd
 
 
@@ -953,8 +936,7 @@ def _connect(S, kst, k, a, b):
         S[b, PRV] = a
     else:
         kst[k, TAIL] = a
-    _release(S)
-    _release(kst)
+    _release(S, kst)
 
 
 @_inline
@@ -966,8 +948,7 @@ def _unlink(s, m, S, kst):
     S[s, PRV] = -1
     S[s, PK] = -1
     kst[k, OCC] -= m
-    _release(S)
-    _release(kst)
+    _release(S, kst)
     return k
 
 
@@ -1004,9 +985,7 @@ def _link(s, k, m, S, kst, finger):
     q = kst[k, HEAD] if p < 0 else S[p, NXT]
     _connect(S, kst, k, p, s)
     _connect(S, kst, k, s, q)
-    _release(S)
-    _release(kst)
-    _release(finger)
+    _release(S, kst, finger)
 
 
 @_inline
@@ -1031,8 +1010,7 @@ def _forget(words, slots, row):
             slots[j] = 0
             i = j
         j = (j + 1) & mask
-    _release(words)
-    _release(slots)
+    _release(words, slots)
 
 
 @_inline
@@ -1044,10 +1022,7 @@ def _free_row(words, slots, row, free, fmeta):
     words[row, 2] = _U64_0
     free[fmeta[0]] = row
     fmeta[0] += 1
-    _release(words)
-    _release(slots)
-    _release(free)
-    _release(fmeta)
+    _release(words, slots, free, fmeta)
 
 
 @_inline
@@ -1067,12 +1042,7 @@ def _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b):
                 meta[0] = row + 1
             _new_key_state(kst, row)
             _store(words, slots, slot, row, w0, w1, w2)
-    _release(words)
-    _release(slots)
-    _release(meta)
-    _release(free)
-    _release(fmeta)
-    _release(kst)
+    _release(words, slots, meta, free, fmeta, kst)
     return row
 
 
@@ -1129,8 +1099,7 @@ def _prefetch_unlink(s, S, kst):
     prefetch(kst, S[s, PK])
     prefetch(S, S[s, PRV])
     prefetch(S, S[s, NXT])
-    _release(S)
-    _release(kst)
+    _release(S, kst)
 
 # Within a step the new pairs are (left neighbour, w) and (w, right neighbour), and the
 # same neighbour tokens come back at many sites: their pair keys are remembered in a small
@@ -1151,14 +1120,7 @@ def _cached_pair_key(side, tok, a, b, tag, pcode, pkey, words, slots, meta, free
         k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b)
         pcode[side, i] = code
         pkey[side, i] = k
-    _release(pcode)
-    _release(pkey)
-    _release(words)
-    _release(slots)
-    _release(meta)
-    _release(free)
-    _release(fmeta)
-    _release(kst)
+    _release(pcode, pkey, words, slots, meta, free, fmeta, kst)
     return k
 
 
@@ -1167,9 +1129,7 @@ def _prefetch_cached_pair_key(side, tok, a, b, tag, pcode, words, slots):
     """Ask for the index entry of the pair key of (a, b), unless the cache has the key."""
     if pcode[side, tok & (_PAIR_CACHE - 1)] != (tag << 32) | tok:
         _prefetch_pair_key(words, slots, a, b)
-    _release(pcode)
-    _release(words)
-    _release(slots)
+    _release(pcode, words, slots)
 
 
 @_inline
@@ -1178,8 +1138,7 @@ def _prefetch_pair_key(words, slots, a, b):
     if key_len(words, a) + key_len(words, b) < KEY_BYTES:
         w0, w1, w2 = _pair_words(words, a, b)
         prefetch(slots, np.int64(_key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1)))
-    _release(words)
-    _release(slots)
+    _release(words, slots)
 
 
 @_njit
