@@ -12,7 +12,8 @@ the arrays grow here before it is called again. The kernels come from ``_compile
 (compiled ahead of time, or numba's JIT).
 
 Trade-off: exact C++ results with memory proportional to the *distinct* lists: a slot
-costs 16 bytes, a key about 50 (docs/training.md has the measured figures).
+costs 16 bytes (20 during the merges), a key about 50 (docs/training.md has the measured
+figures).
 """
 
 from __future__ import annotations
