@@ -195,10 +195,18 @@ def _pair_words(words, a, b):
 
 
 @_inline
+def _append_refused(words, a, b):
+    """Q9: ``WordIdKey::Append`` refuses when ``len + k.len >= 24``; the pair key of (a, b)
+    is then key a itself."""
+    refused = key_len(words, a) + key_len(words, b) >= KEY_BYTES
+    _release(words)
+    return refused
+
+
+@_inline
 def pair_key(words, slots, meta, a, b):
-    """Row of the pair key of (a, b), interned. Q9: ``WordIdKey::Append`` refuses when
-    ``len + k.len >= 24``, and the pair key is then key a itself."""
-    if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
+    """Row of the pair key of (a, b), interned (key a itself when Append refuses, Q9)."""
+    if _append_refused(words, a, b):
         row = np.int64(a)
     else:
         w0, w1, w2 = _pair_words(words, a, b)
@@ -210,7 +218,7 @@ def pair_key(words, slots, meta, a, b):
 @_inline
 def _pair_key_lookup(words, slots, a, b):
     """Row of the pair key of (a, b), or -1 if that key was never interned."""
-    if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
+    if _append_refused(words, a, b):
         row = np.int64(a)
     else:
         w0, w1, w2 = _pair_words(words, a, b)
@@ -959,9 +967,9 @@ def _link(s, k, m, S, kst, finger):
     Nearly always that is the end. When it is not, the place is searched from the slot
     linked into k last in this step (``finger[k]``, valid while k has FINGER): within one
     step the slots linked into a key only grow (sites are visited in slot order, and a
-    site links its left neighbour and itself), so a step walks each list at most once. Walking back from the
-    tail every time would be quadratic: a Q9 winner is relinked into its own list at every
-    one of its sites.
+    site links its left neighbour and itself), so a step walks each list at most once.
+    Walking back from the tail every time would be quadratic: a Q9 winner is relinked
+    into its own list at every one of its sites.
     """
     S[s, PK] = k
     kst[k, OCC] += m
@@ -1028,7 +1036,7 @@ def _free_row(words, slots, row, free, fmeta):
 @_inline
 def _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b):
     """``pair_key``, but a new key takes a freed row when there is one; its state is set."""
-    if key_len(words, a) + key_len(words, b) >= KEY_BYTES:
+    if _append_refused(words, a, b):
         row = np.int64(a)
     else:
         w0, w1, w2 = _pair_words(words, a, b)
@@ -1111,13 +1119,21 @@ _PAIR_CACHE = 4096
 
 
 @_inline
-def _cached_pair_key(side, tok, a, b, tag, pcode, pkey, words, slots, meta, free, fmeta, kst):
-    """``_pair_key_reusing(a, b)`` where ``tok`` is the neighbour's token (a or b)."""
+def _new_pair(side, tok, w):
+    """The new pair of a site: (left neighbour's token, w) on side 0, (w, right's) on 1."""
+    t = np.int64(tok)
+    return (t, w) if side == 0 else (w, t)
+
+
+@_inline
+def _cached_pair_key(side, tok, w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst):
+    """``_pair_key_reusing`` of the new pair of ``side`` with the neighbour's token ``tok``."""
     i = tok & (_PAIR_CACHE - 1)
     code = (tag << 32) | tok
     if pcode[side, i] == code:
         k = np.int64(pkey[side, i])
     else:
+        a, b = _new_pair(side, tok, w)
         k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b)
         pcode[side, i] = code
         pkey[side, i] = k
@@ -1126,9 +1142,10 @@ def _cached_pair_key(side, tok, a, b, tag, pcode, pkey, words, slots, meta, free
 
 
 @_inline
-def _prefetch_cached_pair_key(side, tok, a, b, tag, pcode, words, slots):
-    """Ask for the index entry of the pair key of (a, b), unless the cache has the key."""
+def _prefetch_cached_pair_key(side, tok, w, tag, pcode, words, slots):
+    """Ask for the index entry of that pair's key, unless the cache has the key."""
     if pcode[side, tok & (_PAIR_CACHE - 1)] != (tag << 32) | tok:
+        a, b = _new_pair(side, tok, w)
         _prefetch_pair_key(words, slots, a, b)
     _release(pcode, words, slots)
 
@@ -1136,7 +1153,7 @@ def _prefetch_cached_pair_key(side, tok, a, b, tag, pcode, words, slots):
 @_inline
 def _prefetch_pair_key(words, slots, a, b):
     """Ask for the index entry where the pair key of (a, b) is looked up first."""
-    if key_len(words, a) + key_len(words, b) < KEY_BYTES:
+    if not _append_refused(words, a, b):
         w0, w1, w2 = _pair_words(words, a, b)
         prefetch(slots, np.int64(_key_hash(w0, w1, w2) & np.uint64(slots.shape[0] - 1)))
     _release(words, slots)
@@ -1155,9 +1172,10 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it); smeta[0]
     counts the slots merged away, smeta[1] the steps (the pair-key cache's tags).
 
-    Growth. The index ``slots`` (touched all over) doubles here as soon as it is half
-    full; the heap and the list of keys a step changed (``dirty``) grow here too, with
-    ``np.empty``: only what is written costs memory. The key rows are the caller's
+    Growth. Before each batch of sites the index ``slots`` (touched all over) grows if
+    the batch could fill more than half of it, and the list of keys a step changed
+    (``dirty``) if the batch could overflow it; the heap grows when it is full; new
+    arrays are ``np.empty`` where they can be: only what is written costs memory. The key rows are the caller's
     (``KeyTable``, lazily zeroed): a step that might need more fresh rows than there are
     (two per site, at most its winner's occurrences) returns first. Status: ``limit``
     reached (1), ``NO_WINNER``, ``NEED_ROWS`` (reserve ``hmeta[1]`` more rows, then call
@@ -1205,16 +1223,15 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                 # cache misses then overlap the unlinks below
                 prefetch(S, following)
                 prefetch(smul, following)
-                long_pair = key_len(words, S[s, TOK]) + key_len(words, S[j, TOK]) >= KEY_BYTES
-                x = -1 if long_pair else _prev_alive(S, s)
+                x = -1 if _append_refused(words, S[s, TOK], S[j, TOK]) else _prev_alive(S, s)
                 if x >= 0:
                     _prefetch_unlink(x, S, kst)
                 if y >= 0:
                     _prefetch_unlink(j, S, kst)
                 if x >= 0:
-                    _prefetch_cached_pair_key(0, S[x, TOK], S[x, TOK], w, tag, pcode, words, slots)
+                    _prefetch_cached_pair_key(0, S[x, TOK], w, tag, pcode, words, slots)
                 if y >= 0:
-                    _prefetch_cached_pair_key(1, S[y, TOK], w, S[y, TOK], tag, pcode, words, slots)
+                    _prefetch_cached_pair_key(1, S[y, TOK], w, tag, pcode, words, slots)
                 if x >= 0:
                     nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
                 _unlink(s, m, S, kst)
@@ -1226,13 +1243,11 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                 S[j, TOK] = DEAD
                 smeta[0] += 1
                 if x >= 0:
-                    k = _cached_pair_key(0, S[x, TOK], S[x, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta,
-                                         kst)
+                    k = _cached_pair_key(0, S[x, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst)
                     _link(x, k, m, S, kst, finger)
                     nd = _mark(k, kst, dirty, nd)
                 if y >= 0:
-                    k = _cached_pair_key(1, S[y, TOK], w, S[y, TOK], tag, pcode, pkey, words, slots, meta, free, fmeta,
-                                         kst)
+                    k = _cached_pair_key(1, S[y, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst)
                     _link(s, k, m, S, kst, finger)
                     nd = _mark(k, kst, dirty, nd)
                 s = following
