@@ -36,6 +36,8 @@ def __getattr__(name: str) -> object:
 
         globals().update(Tokenizer=Tokenizer, train=Tokenizer.train, load=Tokenizer.load)
         return globals()[name]
+    if name.startswith("__"):  # probes such as __wrapped__ or __path__ lookups: no import
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         return importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError as err:
