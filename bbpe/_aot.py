@@ -73,11 +73,12 @@ def build(output_dir: str, package_dir: str | None = None, verbose: bool = False
     # (cache=True) would write JIT cache entries naming the stand-in package next to
     # _kernels.py, where the JIT fallback would then load them and fail: send them to a
     # throw-away directory instead.
+    from numba.core import config
+
     with tempfile.TemporaryDirectory(prefix="bbpe-aot-cache-") as cache_dir:
-        previous = os.environ.get("NUMBA_CACHE_DIR")
+        previous, previous_config = os.environ.get("NUMBA_CACHE_DIR"), config.CACHE_DIR
         os.environ["NUMBA_CACHE_DIR"] = cache_dir
         try:
-            from numba.core import config
             from numba.pycc import CC
 
             config.CACHE_DIR = cache_dir  # numba reads the variable once, at import
@@ -89,6 +90,7 @@ def build(output_dir: str, package_dir: str | None = None, verbose: bool = False
                 cc.export(name, signature)(getattr(kernels, name).py_func)
             cc.compile()
         finally:
+            config.CACHE_DIR = previous_config
             if previous is None:
                 os.environ.pop("NUMBA_CACHE_DIR", None)
             else:

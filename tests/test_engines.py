@@ -168,12 +168,15 @@ def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
     src.mkdir()
     for name in ("_aot.py", "_kernels.py", "_layout.py"):
         shutil.copy(Path(bbpe.__file__).with_name(name), src / name)
-    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('aot', sys.argv[1]); "
+    code = ("import importlib.util, sys; from numba.core import config; before = config.CACHE_DIR; "
+            "spec = importlib.util.spec_from_file_location('aot', sys.argv[1]); "
             "aot = importlib.util.module_from_spec(spec); spec.loader.exec_module(aot); "
-            "print(aot.build(sys.argv[2], sys.argv[3]))")
+            "print(aot.build(sys.argv[2], sys.argv[3])); print(config.CACHE_DIR == before)")
     out = subprocess.run([sys.executable, "-c", code, str(src / "_aot.py"), str(tmp_path), str(src)],
                          capture_output=True, text=True, check=True)
-    built = Path(out.stdout.strip().splitlines()[-1])
+    *_, path, cache_dir_restored = out.stdout.strip().splitlines()
+    assert cache_dir_restored == "True", "the build left numba's cache directory pointing at its temporary one"
+    built = Path(path)
     assert built.exists()
     assert not list(src.rglob("*.nbi")) and not list(src.rglob("*.nbc"))
     spec = importlib.util.spec_from_file_location("_aot_kernels", built)
