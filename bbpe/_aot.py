@@ -37,11 +37,12 @@ def _signatures() -> dict:
         # key table
         "_find": pair(WORDS, I4, u8, u8, u8),
         "reindex": none(WORDS, i8, I4),
+        "intern_rows": none(WORDS, i8, WORDS, I4, I8, I4),
         # scan
         "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, I8, U8, I4, I8, I4),
         "reindex_types": none(U8, i8, I4),
         # first pass
-        "layout_types": none(I8, I4, I8, I8, S),
+        "layout_types": none(I4, I8, i8, I4, I8, S),
         "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, TABLE, I8),
         "pair_counts": none(TABLE, I8, I8),
         "best_pair": i8(I8, I8, i8),
@@ -67,6 +68,24 @@ def _kernels_module(package_dir: str) -> pytypes.ModuleType:
     return importlib.import_module(name + "._kernels")
 
 
+def _flags_releasing_gil(flags: type) -> type:
+    """pycc's compiler flags, with the GIL released around each call (``nogil``).
+
+    pycc has no option for it: it compiles every export with a fresh ``Flags()``, whose
+    ``release_gil`` is off, so a compiled kernel would hold the GIL for the whole scan
+    and another thread of the process could not run meanwhile (the JIT kernels are
+    ``nogil`` already). The wrapper unboxes the arguments, releases the GIL, calls the
+    kernel and takes the GIL back before it boxes the result or raises.
+    """
+
+    class FlagsReleasingGil(flags):  # type: ignore[misc, valid-type]
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+
+    return FlagsReleasingGil
+
+
 def build(output_dir: str, package_dir: str | None = None, verbose: bool = False) -> str:
     """Compile the kernels into ``output_dir``; returns the extension's path."""
     # The kernels the exported ones call are compiled by their own dispatchers, which
@@ -74,14 +93,16 @@ def build(output_dir: str, package_dir: str | None = None, verbose: bool = False
     # _kernels.py, where the JIT fallback would then load them and fail: send them to a
     # throw-away directory instead.
     from numba.core import config
+    from numba.pycc import CC
+    from numba.pycc import compiler as pycc_compiler
 
     with tempfile.TemporaryDirectory(prefix="bbpe-aot-cache-") as cache_dir:
         previous, previous_config = os.environ.get("NUMBA_CACHE_DIR"), config.CACHE_DIR
+        previous_flags = pycc_compiler.Flags
         os.environ["NUMBA_CACHE_DIR"] = cache_dir
         try:
-            from numba.pycc import CC
-
             config.CACHE_DIR = cache_dir  # numba reads the variable once, at import
+            pycc_compiler.Flags = _flags_releasing_gil(previous_flags)
             kernels = _kernels_module(package_dir or os.path.dirname(os.path.abspath(__file__)))
             cc = CC(MODULE, source_module=kernels)
             cc.output_dir = output_dir
@@ -90,6 +111,7 @@ def build(output_dir: str, package_dir: str | None = None, verbose: bool = False
                 cc.export(name, signature)(getattr(kernels, name).py_func)
             cc.compile()
         finally:
+            pycc_compiler.Flags = previous_flags
             config.CACHE_DIR = previous_config
             if previous is None:
                 os.environ.pop("NUMBA_CACHE_DIR", None)

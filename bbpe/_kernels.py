@@ -167,6 +167,14 @@ def reindex(words, nkeys, slots):
         slots[slot] = row + 1
 
 
+@_njit
+def intern_rows(src, nsrc, words, slots, meta, rowmap):
+    """Intern the keys src[0:nsrc] (another key table's rows) in this table, in row order;
+    rowmap[r] gets the row of src's key r here. The caller guarantees room."""
+    for r in range(nsrc):
+        rowmap[r] = intern(words, slots, meta, src[r, 0], src[r, 1], src[r, 2])
+
+
 @_inline
 def _shift_left(w0, w1, w2, nbytes):
     """The 192-bit number (w2:w1:w0) shifted left by ``nbytes`` bytes (0 <= nbytes < 24)."""
@@ -576,13 +584,13 @@ def reindex_types(thash, ntypes, tslots):
 
 
 @_njit
-def layout_types(order, ttoks, tstart, base, S):
-    """Copy the types, in ``order``, into slots starting at base[t]; every field else -1."""
-    for oi in range(order.shape[0]):
-        t = order[oi]
+def layout_types(ttoks, tstart, ntypes, rowmap, base, S):
+    """Copy types 0..ntypes-1 into slots starting at base[t], their tokens mapped through
+    ``rowmap`` (a part's key rows -> the key table's); every field else -1."""
+    for t in range(ntypes):
         s = base[t]
         for i in range(tstart[t], tstart[t + 1]):
-            S[s, TOK] = ttoks[i]
+            S[s, TOK] = rowmap[ttoks[i]]
             S[s, PK] = -1
             S[s, NXT] = -1
             S[s, PRV] = -1

@@ -15,7 +15,9 @@ a block and one line.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 
@@ -23,13 +25,20 @@ from .errors import GBKError, GBKWarning
 from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
+MIN_PART_BYTES = 1 << 20  # ``training_parts``: smaller parts are not worth a thread
+RangeReader = Callable[[int, "int | None", int], Iterator[bytes]]  # (start, stop, chunk bytes) -> chunks
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
 
 
-def read_chunks(path: str | os.PathLike[str], chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """The bytes of a file in chunks. Raises OSError naming the file if it can't be read."""
+def read_chunks(path: str | os.PathLike[str], chunk_bytes: int = CHUNK_BYTES, start: int = 0,
+                stop: int | None = None) -> Iterator[bytes]:
+    """The bytes of a file in chunks (from ``start``, to ``stop`` or the end). Raises
+    OSError naming the file if it can't be read."""
     with open(path, "rb") as f:
-        while chunk := f.read(chunk_bytes):
+        f.seek(start)
+        left = -1 if stop is None else stop - start
+        while left != 0 and (chunk := f.read(chunk_bytes if left < 0 else min(chunk_bytes, left))):
+            left -= len(chunk) if left > 0 else 0
             yield chunk
 
 
@@ -52,6 +61,26 @@ def _cut_blocks(chunks: Iterable[bytes], last_cut: Callable[[bytes], int]) -> It
 
 def _after_last_delimiter(chunk: bytes) -> int:
     return max(chunk.rfind(bytes([d])) for d in _ONE_BYTE_DELIMITERS) + 1
+
+
+_FIRST_DELIMITER = re.compile(b"[" + re.escape(_ONE_BYTE_DELIMITERS) + b"]")
+
+
+def part_cuts(read_range: RangeReader, size: int, parts: int) -> list[int]:
+    """Offsets that cut a corpus of ``size`` bytes into up to ``parts`` consecutive parts of
+    about equal size: each cut is right after the first one-byte delimiter at or after an
+    equal share, so no training segment spans two parts. ``[0, cut, ..., size]``."""
+    cuts = [0]
+    for i in range(1, parts):
+        start = max(size * i // parts, cuts[-1])
+        for chunk in read_range(start, size, 1 << 16):
+            found = _FIRST_DELIMITER.search(chunk)
+            if found:
+                if start + found.end() < size:
+                    cuts.append(start + found.end())
+                break
+            start += len(chunk)
+    return cuts + [size]
 
 
 def _after_last_lf(chunk: bytes) -> int:
@@ -126,8 +155,9 @@ class Corpus:
     WARN_LINES = 5
 
     def __init__(self, chunks: Callable[[], Iterator[bytes]], *, gbk: bool = False, size: int = 0,
-                 name: str = "<lines>", strict: bool = False) -> None:
+                 name: str = "<lines>", strict: bool = False, read_range: RangeReader | None = None) -> None:
         self._chunks = chunks
+        self._read_range = read_range  # random access to the raw bytes, if the corpus has it
         self.gbk = gbk
         self.size = size  # in bytes, for progress (0 if unknown)
         self.name = name
@@ -148,8 +178,11 @@ class Corpus:
             return cls(lambda: iter(()), gbk=gbk, name=path)
         with open(path, "rb"):
             pass
-        chunks = (lambda: windows_text(read_chunks(path))) if windows else (lambda: read_chunks(path))
-        return cls(chunks, gbk=gbk, size=os.path.getsize(path), name=path, strict=strict)
+        if windows:  # text mode changes offsets, and a Ctrl-Z ends everything after it
+            return cls(lambda: windows_text(read_chunks(path)), gbk=gbk, size=os.path.getsize(path), name=path,
+                       strict=strict)
+        return cls(lambda: read_chunks(path), gbk=gbk, size=os.path.getsize(path), name=path, strict=strict,
+                   read_range=lambda start, stop, chunk_bytes: read_chunks(path, chunk_bytes, start, stop))
 
     @classmethod
     def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False, strict: bool = False) -> Corpus:
@@ -158,7 +191,12 @@ class Corpus:
         the corpus twice."""
         data = b"\n".join(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line)
                           for line in lines)
-        return cls(lambda: iter((data,)), gbk=gbk, size=len(data), strict=strict)
+
+        def read_range(start: int, stop: int | None, chunk_bytes: int) -> Iterator[bytes]:
+            end = len(data) if stop is None else stop
+            return (data[i : min(i + chunk_bytes, end)] for i in range(start, end, chunk_bytes))
+
+        return cls(lambda: iter((data,)), gbk=gbk, size=len(data), strict=strict, read_range=read_range)
 
     def chunks(self) -> Iterator[bytes]:
         """The raw bytes, in chunks."""
@@ -192,6 +230,20 @@ class Corpus:
         if not self.gbk:
             return _cut_blocks(self._chunks(), _after_last_delimiter)
         return _joined(self.texts())
+
+    def training_parts(self, parts: int) -> list[Iterator[bytes]]:
+        """``training_blocks`` in up to ``parts`` consecutive parts of about equal size (at
+        least ``MIN_PART_BYTES``), each an iterator of blocks, for a scan on that many
+        threads (``part_cuts``). One part in GBK mode, in Windows text mode, or for a
+        corpus without random access."""
+        parts = min(parts, self.size // MIN_PART_BYTES)
+        if self.gbk or self._read_range is None or parts < 2:
+            return [self.training_blocks()]
+        read_range = self._read_range
+        cuts: list[int | None] = list(part_cuts(read_range, self.size, parts))
+        cuts[-1] = None  # the last part reads to the end, whatever the size was
+        return [_cut_blocks(read_range(start, stop, CHUNK_BYTES), _after_last_delimiter)
+                for start, stop in itertools.pairwise(cuts)]
 
     def line_blocks(self) -> Iterator[tuple[bytes, bool]]:
         """UTF-8 mode: blocks of whole lines, and whether the block's last line ends a

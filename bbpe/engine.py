@@ -18,7 +18,9 @@ figures).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -175,11 +177,90 @@ class TypeStore:
             K.reindex_types(self.thash, ntypes, self.tslots)
 
 
-def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = None, size_hint: int = 0) -> TypeStore:
-    """Cut blocks of UTF-8 training texts (whole segments only) into the type store."""
+class ScannedTypes:
+    """The type stores of a corpus scanned in consecutive parts, seen as one.
+
+    Types are numbered part after part, and list indexes run on from one part to the
+    next, so the first and last occurrences compare across parts. A list that occurs in
+    two parts is a type in each: both copies are rewritten alike by the first pass and by
+    every merge, as equal lists of one part are (docs/training.md), so the result is the
+    one of a single store. Each part interned its chars in a key table of its own;
+    ``rowmaps[i]`` maps them to the rows of the table all parts share.
+    """
+
+    def __init__(self, stores: list[TypeStore], rowmaps: list[np.ndarray]) -> None:
+        self.stores, self.rowmaps = stores, rowmaps
+        list_offsets = np.cumsum([0] + [store.nlists for store in stores])
+        tfirst, tlast, tmult, tlen = [], [], [], []
+        for store, offset in zip(stores, list_offsets.tolist()):
+            n = store.ntypes
+            tfirst.append(store.tfirst[:n] + offset)
+            tlast.append(store.tlast[:n] + offset)
+            tmult.append(store.tmult[:n])
+            tlen.append(np.diff(store.tstart[: n + 1]))
+        self.tfirst, self.tlast = np.concatenate(tfirst), np.concatenate(tlast)
+        self.tmult, self.tlen = np.concatenate(tmult), np.concatenate(tlen)
+
+    @property
+    def ntypes(self) -> int:
+        return self.tmult.shape[0]
+
+    def layout(self, base: np.ndarray, S: np.ndarray) -> None:
+        """Copy every type's tokens (as key rows) into the slots from base[type]."""
+        first = 0
+        for store, rowmap in zip(self.stores, self.rowmaps):
+            n = store.ntypes
+            K.layout_types(store.ttoks, store.tstart, n, rowmap, base[first : first + n], S)
+            first += n
+
+
+def scan_threads() -> int:
+    """How many threads the scan uses: the CPUs this process may run on, at most 4."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn | None = None,
+         size_hint: int = 0) -> ScannedTypes:
+    """Cut consecutive parts of the UTF-8 training texts, each an iterable of blocks
+    (whole segments only), into type stores: the first on this thread, the others each on
+    a thread of its own (the compiled kernels release the GIL). ``keys`` gets every char,
+    in the order of their first occurrence, as a scan of the whole would intern them."""
+    if not parts:
+        parts = [()]
+    done = [0] * len(parts)
+
+    def report() -> None:
+        if progress:
+            progress("scan", sum(done), size_hint)
+
+    def scan_part(i: int, part_keys: KeyTable) -> TypeStore:
+        return _scan_part(parts[i], part_keys, size_hint // len(parts), done, i, report if i == 0 else None)
+
+    if len(parts) == 1:
+        store = scan_part(0, keys)
+        return ScannedTypes([store], [np.arange(keys.nkeys, dtype=np.int32)])
+    part_keys = [keys] + [KeyTable() for _ in parts[1:]]
+    with ThreadPoolExecutor(max_workers=len(parts) - 1, thread_name_prefix="bbpe-scan") as pool:
+        futures = [pool.submit(scan_part, i, part_keys[i]) for i in range(1, len(parts))]
+        stores = [scan_part(0, keys)]
+        stores += [future.result() for future in futures]
+    rowmaps = [np.arange(keys.nkeys, dtype=np.int32)]
+    for other in part_keys[1:]:  # in part order: rows come out as one scan would make them
+        keys.reserve(other.nkeys)
+        rowmaps.append(np.empty(other.nkeys, dtype=np.int32))
+        K.intern_rows(other.words, other.nkeys, keys.words, keys.slots, keys.meta, rowmaps[-1])
+    report()
+    return ScannedTypes(stores, rowmaps)
+
+
+def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: list[int], index: int,
+               report: Callable[[], None] | None) -> TypeStore:
     types = TypeStore.for_corpus(size_hint)
     memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
-    done = 0
     for block in blocks:
         buf = np.frombuffer(block, dtype=np.uint8)
         buf.flags.writeable = False  # what the compiled scan takes, whatever buffer came in
@@ -192,9 +273,9 @@ def scan(blocks: Iterable[bytes], keys: KeyTable, progress: ProgressFn | None = 
                 break
             keys.reserve(need)
             types.grow(need + 1024)
-        done += len(block)
-        if progress:
-            progress("scan", done, size_hint)
+        done[index] += len(block)
+        if report:
+            report()
     return types
 
 
@@ -204,19 +285,19 @@ class FirstPass:
 
     RESERVE_ROWS = True  # key rows for every pair up front (lazily zeroed: no memory until used)
 
-    def __init__(self, types: TypeStore, keys: KeyTable) -> None:
+    def __init__(self, types: ScannedTypes, keys: KeyTable) -> None:
         self.keys = keys
         self.nchars = keys.nkeys  # the scan interns chars only
         n = types.ntypes
-        self.order = np.argsort(types.tlast[:n], kind="stable")  # slot order
-        self._order_first = np.argsort(types.tfirst[:n], kind="stable")
-        self.tlen = np.diff(types.tstart[: n + 1])
-        self.tmult = types.tmult[:n].copy()
+        self.order = np.argsort(types.tlast, kind="stable")  # slot order
+        self._order_first = np.argsort(types.tfirst, kind="stable")
+        self.tlen = types.tlen
+        self.tmult = types.tmult
         self.base = np.empty(n, dtype=np.int64)  # first slot of each type
         self.base[self.order] = np.concatenate(([0], np.cumsum(self.tlen[self.order] + 1)[:-1]))
         nslots = int(self.tlen.sum()) + n
         self.S = np.empty((nslots + 1, 4), dtype=np.int32)
-        K.layout_types(self.order, types.ttoks, types.tstart, self.base, self.S)
+        types.layout(self.base, self.S)
         self.S[nslots] = (L.SENTINEL, -1, -1, -1)
         self.best = -1
 

@@ -180,12 +180,14 @@ class Tokenizer(TokenizerBase):
     @classmethod
     def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
                progress: bool | ProgressFn) -> Tokenizer:
+        from .engine import scan_threads
         from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
 
         vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
         report, done = progress_callback(progress)
         try:
-            keys = train_vocabulary(source.training_blocks(), vocab_size, progress=report, size_hint=source.size)
+            first, *rest = source.training_parts(scan_threads())
+            keys = train_vocabulary(first, vocab_size, progress=report, size_hint=source.size, parts=rest)
             tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
             tok._encode_training_texts(source, reference=not lossless_encodings, progress=report)
         finally:

@@ -8,8 +8,9 @@ that is already a key adds nothing (Q9), and the special prefixes come last (Q12
 
 from __future__ import annotations
 
+import itertools
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -50,12 +51,15 @@ def check_vocab_size(vocab_size: int, *, wrap: bool = False) -> int:
 
 
 def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, engine: str = "incremental",
-                     progress: ProgressFn | None = None, size_hint: int = 0) -> list[bytes]:
+                     progress: ProgressFn | None = None, size_hint: int = 0,
+                     parts: Sequence[Iterable[bytes]] = ()) -> list[bytes]:
     """``XBBPE::Train``: all keys of the vocabulary in id order (Q10-Q12).
 
     ``blocks`` are UTF-8 training texts, or blocks of them joined by LF (``corpus.py``);
-    ``size_hint`` is their total size in bytes, for progress. Returns the 263 initial
-    keys, the learned keys and the special prefixes.
+    ``parts``, if any, are the rest of the corpus in further consecutive parts, each also
+    cut after a training delimiter, which the incremental engine scans each on a thread
+    of its own (``Corpus.training_parts``); ``size_hint`` is the total size in bytes, for
+    progress. Returns the 263 initial keys, the learned keys and the special prefixes.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -63,9 +67,9 @@ def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, engine: str = 
     vocab = VocabularyBuilder(initial_keys())
     if len(vocab) < limit:
         if engine == "simple":
-            _learn_simple(blocks, vocab, limit)
+            _learn_simple(itertools.chain(blocks, *parts), vocab, limit)
         else:
-            _learn_incremental(blocks, vocab, limit, progress, size_hint)
+            _learn_incremental([blocks, *parts], vocab, limit, progress, size_hint)
     for key in special_prefixes():
         vocab.add(key)
     return vocab.keys
@@ -89,10 +93,10 @@ def _learn_simple(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int)
         vocab.add(lists.key(best))  # Q9: may already be there; then no id is added
 
 
-def _learn_incremental(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int,
+def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilder, limit: int,
                        progress: ProgressFn | None, size_hint: int) -> None:
     keys = KeyTable()
-    first = FirstPass(scan(blocks, keys, progress, size_hint), keys)
+    first = FirstPass(scan(parts, keys, progress, size_hint), keys)
     best, rows, counts = first.run(progress)
     _add_singles(vocab, ordered_singles(*keys.rows(rows), counts), limit)
     if best < 0 or len(vocab) >= limit:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import bbpe
@@ -78,7 +80,7 @@ def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch):
     path = tmp_path / "c.txt"
     path.write_bytes(data)
     monkeypatch.setattr(C, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(C.read_chunks, "__defaults__", (chunk,))
+    monkeypatch.setattr(C.read_chunks, "__defaults__", (chunk, 0, None))
     corpus = Corpus.from_file(path)
     blocks = list(corpus.training_blocks())
     assert b"".join(blocks) == data
@@ -96,3 +98,49 @@ def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch):
             if line:
                 texts.append(line + b"\n" if ends else line)
     assert texts == list(corpus.texts())
+
+
+def _part_blocks(corpus: Corpus, parts: int) -> list[list[bytes]]:
+    return [[bytes(block) for block in part] for part in corpus.training_parts(parts)]
+
+
+@pytest.mark.parametrize("from_file", [True, False])
+@pytest.mark.parametrize("parts", [2, 3, 5, 64])
+def test_training_parts_cover_the_corpus(tmp_path, monkeypatch, from_file, parts):
+    """The scan's parts (one per thread) are consecutive, each ends right after a one-byte
+    delimiter (so no segment spans two), and together they are the corpus."""
+    import random
+
+    import bbpe.corpus as C
+
+    monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
+    rng = random.Random(parts)
+    data = "".join(rng.choice(["天地", "人", "。", "，", " ", "\n", "ab", ".", "x" * 40]) for _ in range(400)).encode()
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
+    got = _part_blocks(corpus, parts)
+    assert 2 <= len(got) <= min(parts, len(data) // 16)
+    assert b"".join(b"".join(part) for part in got) == data
+    for part in got[:-1]:
+        assert part and part[-1][-1:] in [bytes([d]) for d in b'\n? !",.']
+    sizes = [sum(map(len, part)) for part in got]
+    longest_run = max(map(len, re.split(rb'[\n? !",.]', data)))  # a cut waits for the next delimiter
+    assert max(sizes) <= len(data) // min(parts, len(data) // 16) + longest_run + 1, sizes
+
+
+def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch):
+    """One part: a corpus smaller than two parts, one without a one-byte delimiter, GBK
+    (converted text by text) and Windows text mode (offsets change, Ctrl-Z ends it)."""
+    import bbpe.corpus as C
+
+    monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
+    path = tmp_path / "c.txt"
+    path.write_bytes(("天地人" * 100 + "。").encode())  # only multi-byte delimiters
+    assert len(_part_blocks(Corpus.from_file(path), 4)) == 1
+    path.write_bytes(b"ab cd\n" * 100)
+    assert len(_part_blocks(Corpus.from_file(path), 4)) == 4
+    assert len(_part_blocks(Corpus.from_file(path, windows=True), 4)) == 1
+    assert len(_part_blocks(Corpus.from_file(path, gbk=True), 4)) == 1
+    monkeypatch.setattr(C, "MIN_PART_BYTES", 1 << 20)
+    assert len(_part_blocks(Corpus.from_file(path), 4)) == 1

@@ -6,6 +6,7 @@ simple engine is itself checked against the C++ oracle in test_parity.py.
 
 from __future__ import annotations
 
+import itertools
 import random
 import subprocess
 import sys
@@ -68,6 +69,34 @@ def test_blocks_do_not_matter():
     assert train_vocabulary(blocks, 0) == train_vocabulary([data], 0)
 
 
+def _in_parts(data: bytes, parts: int) -> list[list[bytes]]:
+    """The corpus cut as ``Corpus.training_parts`` cuts it (for ``parts`` threads)."""
+    from bbpe.corpus import part_cuts
+
+    cuts = part_cuts(lambda start, stop, _: iter((data[start:stop],)), len(data), parts)
+    return [[data[start:stop]] for start, stop in itertools.pairwise(cuts)]
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_parts_change_nothing(seed):
+    """Scanned in parts on threads of their own, with lists that occur in several parts
+    stored once in each, the corpus gives the vocabulary of one scan."""
+    rng = random.Random(50_000 + seed)
+    data = random_corpus(rng, invalid=seed % 2 == 0)
+    parts = _in_parts(data, rng.choice([2, 3, 4, 7]))
+    vocab_size = rng.choice(VOCAB_SIZES)
+    assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == train_vocabulary([data], vocab_size)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=repetitive, vocab_size=st.sampled_from([0, 270, 275, 320]), parts=st.integers(2, 6))
+def test_repetitive_text_in_parts(text, vocab_size, parts):
+    """The same lists again and again, in every part."""
+    data = text.encode()
+    split = _in_parts(data, parts)
+    assert train_vocabulary(split[0], vocab_size, parts=split[1:]) == train_vocabulary([data], vocab_size, engine="simple")
+
+
 @pytest.mark.parametrize("unit,repeat", [("天地", 100_000), ("一二三四五六七八", 20_000), ("ab", 150_000)])
 def test_one_long_line(unit, repeat):
     """Q20.5: one huge segment, with overlapping pairs and 24-byte (Q9) repeats."""
@@ -125,8 +154,11 @@ def test_compaction_changes_nothing(seed, monkeypatch):
 def test_growth_changes_nothing(seed, tiny_tables):
     rng = random.Random(20_000 + seed)
     data = random_corpus(rng, invalid=seed % 3 == 0)
-    simple, incremental = both([data], rng.choice([0, 300, 500, 1000]))
+    vocab_size = rng.choice([0, 300, 500, 1000])
+    simple, incremental = both([data], vocab_size)
     assert incremental == simple
+    parts = _in_parts(data, 3)  # each part's key table and store grow on a thread of its own
+    assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == simple
 
 
 def test_training_runs_compiled_kernels():
@@ -189,3 +221,29 @@ def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
     from bbpe import _kernels
 
     assert module.blog_hashes(keys, lens).tolist() == _kernels.blog_hashes(keys, lens).tolist()
+
+
+def test_kernels_release_the_gil():
+    """The compiled kernels release the GIL (``_aot``), so the scan's parts run side by
+    side and a program's other threads keep running while bbpe trains. Python switches
+    threads only every 10 s here: this thread runs during the scan only if the kernels
+    let it."""
+    import threading
+    import time
+
+    from bbpe.engine import KeyTable, scan
+
+    data = TANG300.read_bytes() * max(1, (8 << 20) // TANG300.stat().st_size)
+    ticks = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(10)
+    try:
+        worker = threading.Thread(target=scan, args=([[data]], KeyTable()))
+        worker.start()
+        while worker.is_alive():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(ticks) >= 5, f"this thread ran {len(ticks)} times during the scan"

@@ -49,7 +49,14 @@ def test_reference_corpora(oracle, tmp_path, corpus, vocab_size):
 
 
 @pytest.mark.parametrize("seed", range(RANDOM_CORPORA))
-def test_random_corpus(oracle, tmp_path, seed):
+def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
+    """Half of the corpora are scanned in parts on three threads, as a large one would be."""
+    if seed % 2:
+        from bbpe import corpus as corpus_module
+        from bbpe import engine
+
+        monkeypatch.setattr(corpus_module, "MIN_PART_BYTES", 64)
+        monkeypatch.setattr(engine, "scan_threads", lambda: 3)
     rng = random.Random(seed)
     gbk = seed % 10 == 9
     data = random_corpus(rng, invalid=not gbk and seed % 3 == 1)
