@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from . import _layout as L
 from ._compiled import kernels as K
 from .progress import ProgressFn
 from .vocab import KEY_BYTES
+
+T = TypeVar("T")
 
 
 def _zeros_like_grown(array: np.ndarray, size: int, used: int | None = None) -> np.ndarray:
@@ -206,12 +209,25 @@ class ScannedTypes:
         return self.tmult.shape[0]
 
     def layout(self, base: np.ndarray, S: np.ndarray) -> None:
-        """Copy every type's tokens (as key rows) into the slots from base[type]."""
-        first = 0
-        for store, rowmap in zip(self.stores, self.rowmaps):
-            n = store.ntypes
-            K.layout_types(store.ttoks, store.tstart, n, rowmap, base[first : first + n], S)
-            first += n
+        """Copy every type's tokens (as key rows) into the slots from base[type], each
+        part on a thread (the first touch of the fresh slot table's pages is most of it)."""
+        firsts = np.cumsum([0] + [store.ntypes for store in self.stores]).tolist()
+
+        def lay_out(i: int) -> None:
+            store = self.stores[i]
+            K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], base[firsts[i] : firsts[i + 1]], S)
+
+        _on_threads(lay_out, len(self.stores))
+
+
+def _on_threads(task: Callable[[int], T], n: int) -> list[T]:
+    """[task(0), ..., task(n - 1)], task(0) on this thread and each other on one of its own
+    (the kernels release the GIL); an exception in any of them is raised here."""
+    if n == 1:
+        return [task(0)]
+    with ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="bbpe") as pool:
+        futures = [pool.submit(task, i) for i in range(1, n)]
+        return [task(0)] + [future.result() for future in futures]
 
 
 def scan_threads() -> int:
@@ -240,14 +256,8 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
     def scan_part(i: int, part_keys: KeyTable) -> TypeStore:
         return _scan_part(parts[i], part_keys, size_hint // len(parts), done, i, report if i == 0 else None)
 
-    if len(parts) == 1:
-        store = scan_part(0, keys)
-        return ScannedTypes([store], [np.arange(keys.nkeys, dtype=np.int32)])
     part_keys = [keys] + [KeyTable() for _ in parts[1:]]
-    with ThreadPoolExecutor(max_workers=len(parts) - 1, thread_name_prefix="bbpe-scan") as pool:
-        futures = [pool.submit(scan_part, i, part_keys[i]) for i in range(1, len(parts))]
-        stores = [scan_part(0, keys)]
-        stores += [future.result() for future in futures]
+    stores = _on_threads(lambda i: scan_part(i, part_keys[i]), len(parts))
     rowmaps = [np.arange(keys.nkeys, dtype=np.int32)]
     for other in part_keys[1:]:  # in part order: rows come out as one scan would make them
         keys.reserve(other.nkeys)
