@@ -148,7 +148,7 @@ def _first_repeat(values: np.ndarray) -> tuple[int, int] | None:
 def write_contents(f: BinaryIO, contents: BinContents, chunk_ids: int = 1 << 20) -> None:
     """Write the file image of ``contents`` to ``f``, the encodings a chunk at a time."""
     f.write(struct.pack("<Q", contents.records.shape[0]))
-    f.write(contents.records.astype(RECORD, copy=False).tobytes())
+    f.write(np.ascontiguousarray(contents.records.astype(RECORD, copy=False)).data)
     offsets = contents.encoding_offsets
     m = offsets.shape[0] - 1
     f.write(struct.pack("<Q", m))
@@ -164,7 +164,7 @@ def write_contents(f: BinaryIO, contents: BinContents, chunk_ids: int = 1 << 20)
         is_id[length_at] = False
         out[length_at] = lengths
         out[is_id] = contents.encoding_ids[offsets[k] : offsets[stop]]
-        f.write(out.tobytes())
+        f.write(out.data)
         k = stop
 
 
