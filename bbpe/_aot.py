@@ -50,6 +50,7 @@ def _signatures() -> dict:
         # merges
         "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST),
         "heap_rebuild": i8(I4, I4, I4, I8, KST, i8),
+        "count_live": i8(KST, i8),
         "compact_slots": i8(S, i8, I4, KST, i8),
         "run_merges": T.Tuple((i8, i8, i8, I4, I4, I4, I4, I4))(
             i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, I4, I4, I8, I4, I4, I4, I8, I8, I4),

@@ -878,12 +878,28 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
     _release(hocc, htail, hkey, hmeta)
 
 
+@_inline
+def _live(kst, k):
+    """Whether key k has a heap entry: it occurs at least twice, so its C++ count is at
+    least 1 (Q4) and it can win."""
+    return kst[k, OCC] >= 2
+
+
+@_inline
+def count_live(kst, nkeys):
+    """The number of keys with a heap entry (``_live``)."""
+    n = 0
+    for k in range(nkeys):
+        n += _live(kst, k)
+    return n
+
+
 @_njit
 def heap_rebuild(hocc, htail, hkey, hmeta, kst, nkeys):
-    """Drop every stale entry: one entry per key that occurs at least twice, heapified."""
+    """Drop every stale entry: one entry per live key, heapified."""
     size = 0
     for k in range(nkeys):
-        if kst[k, OCC] >= 2:
+        if _live(kst, k):
             hocc[size], htail[size], hkey[size] = kst[k, OCC], kst[k, TAIL], k
             size += 1
     hmeta[0] = size
@@ -903,7 +919,7 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
         if size > 0:
             hocc[0], htail[0], hkey[0] = hocc[size], htail[size], hkey[size]
             _heap_sift_down(hocc, htail, hkey, size, 0)
-        if kst[k, OCC] == o and kst[k, TAIL] == t and o >= 2:
+        if kst[k, OCC] == o and kst[k, TAIL] == t and _live(kst, k):
             found = k
     _release(hocc, htail, hkey, hmeta, kst)
     return found
@@ -1266,9 +1282,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                 _free_row(words, slots, k, free, fmeta)
         if hmeta[0] + nd > hocc.shape[0]:
             # full: rebuild it from kst (dropping the stale entries), larger if need be
-            live = 0
-            for k in range(meta[0]):
-                live += kst[k, OCC] >= 2
+            live = count_live(kst, meta[0])
             if live + live // 2 > hocc.shape[0]:
                 hocc = np.empty(2 * live + 1024, dtype=np.int32)
                 htail = np.empty(2 * live + 1024, dtype=np.int32)
@@ -1277,7 +1291,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         else:
             for i in range(nd):
                 k = dirty[i]
-                if kst[k, OCC] >= 2:
+                if _live(kst, k):
                     heap_push(hocc, htail, hkey, hmeta, kst[k, OCC], kst[k, TAIL], k)
         winners[steps] = w
         steps += 1

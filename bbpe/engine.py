@@ -373,8 +373,7 @@ class Merger:
         kst[: first.nchars, L.FLAGS] |= L.TOKEN
         if first.best >= 0:
             kst[first.best, L.FLAGS] |= L.TOKEN
-        live = int((kst[: keys.nkeys, L.OCC] >= 2).sum())
-        self._heap_arrays(2 * live + self.HEAP_SPARE)
+        self._heap_arrays(2 * K.count_live(kst, keys.nkeys) + self.HEAP_SPARE)
         K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, keys.nkeys)
 
     @property
