@@ -25,7 +25,7 @@ from .errors import GBKError, GBKWarning
 from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
-MIN_PART_BYTES = 1 << 20  # ``training_parts``: smaller parts are not worth a thread
+MIN_PART_BYTES = 1 << 22  # ``training_parts``: smaller parts are not worth a thread (measured on mixed, 6 MB)
 RangeReader = Callable[[int, "int | None", int], Iterator[bytes]]  # (start, stop, chunk bytes) -> chunks
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
 
