@@ -105,8 +105,13 @@ def test_one_long_line(unit, repeat):
     assert incremental == simple
 
 
-def test_progress_callback(tmp_path):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_progress_callback(tmp_path, monkeypatch, threads):
     import bbpe
+    from bbpe import corpus, engine
+
+    monkeypatch.setattr(corpus, "MIN_PART_BYTES", 1024)
+    monkeypatch.setattr(engine, "scan_threads", lambda: threads)
 
     seen: dict[str, list[tuple[int, int]]] = {}
     tok = bbpe.Tokenizer.train(TANG300, 4000, progress=lambda stage, done, total: seen.setdefault(stage, []).append((done, total)))
