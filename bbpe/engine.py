@@ -230,8 +230,14 @@ def _on_threads(task: Callable[[int], T], n: int) -> list[T]:
         return [task(0)] + [future.result() for future in futures]
 
 
-def scan_threads() -> int:
-    """How many threads the scan uses: the CPUs this process may run on, at most 4."""
+def training_threads() -> int:
+    """Threads for training's scan and stored encodings: ``BBPE_THREADS`` if it is set,
+    else the CPUs this process may run on, at most 4."""
+    value = os.environ.get("BBPE_THREADS", "")
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"BBPE_THREADS must be a whole number of threads, 1 or more; got {value!r}")
+        return int(value)
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux

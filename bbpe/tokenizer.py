@@ -143,6 +143,8 @@ class Tokenizer(TokenizerBase):
         Q14); the vocabulary is the same either way. ``progress``: True for progress bars
         on stderr, or a callable ``(stage, done, total)``. ``memory_check``: refuse at once
         (``InsufficientMemoryError``) when the corpus is too big for the memory available.
+        A corpus of 8 MB or more is read on a thread per core (at most 4, or the
+        environment variable ``BBPE_THREADS``); the result is the same on any number.
 
         >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
         [229, 186, 138, 323, 400, 277, 506]
@@ -180,21 +182,23 @@ class Tokenizer(TokenizerBase):
     @classmethod
     def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
                progress: bool | ProgressFn) -> Tokenizer:
-        from .engine import scan_threads
+        from .engine import training_threads
         from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
 
         vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
         report, done = progress_callback(progress)
         try:
-            first, *rest = source.training_parts(scan_threads())
+            threads = training_threads()
+            first, *rest = source.training_parts(threads)
             keys = train_vocabulary(first, vocab_size, progress=report, size_hint=source.size, parts=rest)
             tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
-            tok._encode_training_texts(source, reference=not lossless_encodings, progress=report)
+            tok._encode_training_texts(source, reference=not lossless_encodings, progress=report, threads=threads)
         finally:
             done()
         return tok
 
-    def _encode_training_texts(self, source: Corpus, *, reference: bool, progress: ProgressFn | None) -> None:
+    def _encode_training_texts(self, source: Corpus, *, reference: bool, progress: ProgressFn | None,
+                               threads: int = 2) -> None:
         """Q18: the stored encodings are Encode() of every text with the final vocabulary."""
         lengths: list[np.ndarray] = []
         ids: list[np.ndarray] = []
@@ -204,7 +208,7 @@ class Tokenizer(TokenizerBase):
                 ids.append(np.array(self._model.encode(text, reference), dtype=dtype))
                 lengths.append(np.array([ids[-1].shape[0]], dtype=np.int64))
         else:
-            # blocks on two threads: encode_lines releases the GIL
+            # blocks on threads: encode_lines releases the GIL
             def encode(item: tuple[bytes, bool]) -> tuple[int, np.ndarray, np.ndarray]:
                 block, para_end = item
                 block_lengths, block_ids = self._model.encode_lines(block, para_end, reference)
@@ -212,8 +216,8 @@ class Tokenizer(TokenizerBase):
                         np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
 
             done = 0
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                for size, block_lengths, block_ids in _bounded_map(pool, encode, source.line_blocks(), ahead=2):
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                for size, block_lengths, block_ids in _bounded_map(pool, encode, source.line_blocks(), ahead=threads):
                     lengths.append(block_lengths)
                     ids.append(block_ids)
                     done += size

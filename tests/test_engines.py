@@ -84,6 +84,7 @@ def test_parts_change_nothing(seed):
     rng = random.Random(50_000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 0)
     parts = _in_parts(data, rng.choice([2, 3, 4, 7]))
+    assert len(parts) > 1 or len(data) < 200, "the corpus was not cut"
     vocab_size = rng.choice(VOCAB_SIZES)
     assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == train_vocabulary([data], vocab_size)
 
@@ -111,7 +112,7 @@ def test_progress_callback(tmp_path, monkeypatch, threads):
     from bbpe import corpus, engine
 
     monkeypatch.setattr(corpus, "MIN_PART_BYTES", 1024)
-    monkeypatch.setattr(engine, "scan_threads", lambda: threads)
+    monkeypatch.setattr(engine, "training_threads", lambda: threads)
 
     seen: dict[str, list[tuple[int, int]]] = {}
     tok = bbpe.Tokenizer.train(TANG300, 4000, progress=lambda stage, done, total: seen.setdefault(stage, []).append((done, total)))
@@ -252,3 +253,26 @@ def test_kernels_release_the_gil():
     finally:
         sys.setswitchinterval(interval)
     assert len(ticks) >= 5, f"this thread ran {len(ticks)} times during the scan"
+
+
+def test_threads_from_the_environment(monkeypatch):
+    """``BBPE_THREADS`` sets how many parts the scan may use (and threads the stored
+    encodings); anything but a whole number from 1 is refused, naming the value."""
+    import bbpe
+    from bbpe import corpus, engine
+
+    monkeypatch.setattr(corpus, "MIN_PART_BYTES", 1024)
+    parts_asked = []
+    training_parts = corpus.Corpus.training_parts
+    monkeypatch.setattr(corpus.Corpus, "training_parts",
+                        lambda self, n: parts_asked.append(n) or training_parts(self, n))
+    expected = bbpe.Tokenizer.train(TANG300, 1000).to_bytes()
+    for threads in ("1", "3"):
+        monkeypatch.setenv("BBPE_THREADS", threads)
+        assert engine.training_threads() == int(threads)
+        assert bbpe.Tokenizer.train(TANG300, 1000).to_bytes() == expected
+        assert parts_asked[-1] == int(threads)
+    for bad in ("0", "-2", "two", "1.5"):
+        monkeypatch.setenv("BBPE_THREADS", bad)
+        with pytest.raises(ValueError, match=f"BBPE_THREADS.*{bad!r}"):
+            bbpe.Tokenizer.train(TANG300, 1000)

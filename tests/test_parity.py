@@ -56,7 +56,7 @@ def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
         from bbpe import engine
 
         monkeypatch.setattr(corpus_module, "MIN_PART_BYTES", 64)
-        monkeypatch.setattr(engine, "scan_threads", lambda: 3)
+        monkeypatch.setattr(engine, "training_threads", lambda: 3)
     rng = random.Random(seed)
     gbk = seed % 10 == 9
     data = random_corpus(rng, invalid=not gbk and seed % 3 == 1)
