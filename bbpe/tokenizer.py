@@ -204,27 +204,32 @@ class Tokenizer(TokenizerBase):
         ids: list[np.ndarray] = []
         dtype = _id_dtype(len(self._keys))
         if source.gbk:
+            # text by text (each converted on its own, Q19), into flat buffers
+            text_ids, text_lengths = array(np.dtype(dtype).char), array("q")
             for text in source.texts():
-                ids.append(np.array(self._model.encode(text, reference), dtype=dtype))
-                lengths.append(np.array([ids[-1].shape[0]], dtype=np.int64))
+                encoding = self._model.encode(text, reference)
+                text_ids.extend(encoding)
+                text_lengths.append(len(encoding))
+            ids.append(np.frombuffer(text_ids, dtype=dtype))
+            lengths.append(np.frombuffer(text_lengths, dtype=np.int64))
         else:
             # blocks on threads: encode_lines releases the GIL
-            def encode(item: tuple[bytes, bool]) -> tuple[int, np.ndarray, np.ndarray]:
+            def encode(item: tuple[memoryview, bool]) -> tuple[int, np.ndarray, np.ndarray]:
                 block, para_end = item
                 block_lengths, block_ids = self._model.encode_lines(block, para_end, reference)
                 return (len(block), np.frombuffer(block_lengths, dtype=np.int64),
                         np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
 
             done = 0
+            blocks = _smaller_line_blocks(source.line_blocks(), ENCODE_BLOCK_BYTES)
             with ThreadPoolExecutor(max_workers=threads) as pool:
-                for size, block_lengths, block_ids in _bounded_map(pool, encode, source.line_blocks(), ahead=threads):
+                for size, block_lengths, block_ids in _bounded_map(pool, encode, blocks, ahead=threads):
                     lengths.append(block_lengths)
                     ids.append(block_ids)
                     done += size
                     if progress:
                         progress("encode", done, source.size)
-        self._set_encoding_arrays(np.concatenate(lengths) if lengths else np.empty(0, np.int64),
-                                  np.concatenate(ids) if ids else np.empty(0, dtype))
+        self._set_encoding_arrays(_concatenate_freeing(lengths, np.int64), _concatenate_freeing(ids, dtype))
 
     # ------------------------------------------------------------------ encoding
 
@@ -426,6 +431,9 @@ def _check_out(out: str) -> None:
         raise ValueError(f"out must be 'list' or 'numpy', got {out!r}")
 
 
+ENCODE_BLOCK_BYTES = 1 << 20  # the stored encodings are made in pieces of this size (``_smaller_line_blocks``)
+
+
 def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:
     """``pool.map`` in order, but with at most ``ahead`` items in flight (memory stays flat)."""
     pending: deque = deque()
@@ -435,6 +443,35 @@ def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead:
             yield pending.popleft().result()
     while pending:
         yield pending.popleft().result()
+
+
+def _smaller_line_blocks(blocks: Iterable[tuple[bytes, bool]], size: int) -> Iterator[tuple[memoryview, bool]]:
+    """``Corpus.line_blocks`` cut further after LFs into views of about ``size`` bytes (a
+    line longer than that stays whole): an encoded block holds 8 bytes per id on its way
+    out, times the blocks in flight. A piece ends a paragraph when the next line is empty."""
+    for block, para_end in blocks:
+        view, start, end = memoryview(block), 0, len(block)
+        while end - start > size:
+            cut = block.rfind(b"\n", start, start + size) + 1 or block.find(b"\n", start + size) + 1
+            if cut == 0 or cut == end:
+                break
+            yield view[start:cut], block[cut] == 0x0A
+            start = cut
+        yield view[start:end], para_end
+
+
+def _concatenate_freeing(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    """``np.concatenate(parts)``, emptying ``parts`` as it goes: each part is freed once it is
+    copied, so the copy and the parts are never both whole in memory (np.concatenate would
+    hold the stored encodings twice at the end of training)."""
+    out = np.empty(sum(part.shape[0] for part in parts), dtype=dtype)
+    at = 0
+    parts.reverse()
+    while parts:
+        part = parts.pop()
+        out[at : at + part.shape[0]] = part
+        at += part.shape[0]
+    return out
 
 
 def _id_dtype(n_keys: int) -> type:

@@ -144,3 +144,28 @@ def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch)
     assert len(_part_blocks(Corpus.from_file(path, gbk=True), 4)) == 1
     monkeypatch.setattr(C, "MIN_PART_BYTES", 1 << 20)
     assert len(_part_blocks(Corpus.from_file(path), 4)) == 1
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 16, 1 << 20])
+def test_smaller_line_blocks(size):
+    """The stored encodings are made in pieces: whole lines, together the block, each
+    flagged as ending a paragraph exactly when the line after it is empty (or, for the
+    block's last piece, as the block was)."""
+    import random
+
+    from bbpe.tokenizer import _smaller_line_blocks
+
+    rng = random.Random(size)
+    for _ in range(50):
+        block = b"".join(rng.choice([b"\n", b"ab\n", b"\xe5\xa4\xa9\n", b"x" * 9 + b"\n", b"cd"]) for _ in range(30))
+        block += b"" if block.endswith(b"\n") else b"\n"
+        para_end = rng.random() < 0.5
+        pieces = [(bytes(view), flag) for view, flag in _smaller_line_blocks([(block, para_end)], size)]
+        assert b"".join(piece for piece, _ in pieces) == block
+        at = 0
+        for i, (piece, flag) in enumerate(pieces):
+            at += len(piece)
+            assert piece.endswith(b"\n")
+            assert flag == (block[at : at + 1] == b"\n" if i < len(pieces) - 1 else para_end)
+        if size < len(block) // 2:
+            assert len(pieces) > 1

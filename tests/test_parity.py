@@ -50,13 +50,15 @@ def test_reference_corpora(oracle, tmp_path, corpus, vocab_size):
 
 @pytest.mark.parametrize("seed", range(RANDOM_CORPORA))
 def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
-    """Half of the corpora are scanned in parts on three threads, as a large one would be."""
+    """Half of the corpora are scanned in parts on three threads and encoded in pieces of
+    about 64 bytes, as a large one would be."""
     if seed % 2:
         from bbpe import corpus as corpus_module
-        from bbpe import engine
+        from bbpe import engine, tokenizer
 
         monkeypatch.setattr(corpus_module, "MIN_PART_BYTES", 64)
         monkeypatch.setattr(engine, "training_threads", lambda: 3)
+        monkeypatch.setattr(tokenizer, "ENCODE_BLOCK_BYTES", 64)
     rng = random.Random(seed)
     gbk = seed % 10 == 9
     data = random_corpus(rng, invalid=not gbk and seed % 3 == 1)
