@@ -2,7 +2,8 @@
 
 Three stages, each a few numba kernels (``_kernels``): **scan** cuts the corpus into lists
 and stores each distinct list once, as a type with its multiplicity and first/last
-occurrence; **first pass** counts the pairs and runs the C++ first pass (Q6) on the types;
+occurrence (a large corpus in consecutive parts, a thread and a type store each, which the
+kernels allow by releasing the GIL); **first pass** counts the pairs and runs the C++ first pass (Q6) on the types;
 **merges** lays the surviving types out as linked slots and applies one merge after the
 other, updating counts only around the merged positions, with a lazy heap choosing the
 winner (Q5). Growth: what is touched all over as it fills (the key index, the pair table,
