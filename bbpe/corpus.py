@@ -154,9 +154,9 @@ class Corpus:
 
     WARN_LINES = 5
 
-    def __init__(self, chunks: Callable[[], Iterator[bytes]], *, gbk: bool = False, size: int = 0,
+    def __init__(self, chunks: Callable[[int], Iterator[bytes]], *, gbk: bool = False, size: int = 0,
                  name: str = "<lines>", strict: bool = False, read_range: RangeReader | None = None) -> None:
-        self._chunks = chunks
+        self._chunks = chunks  # chunk bytes -> the raw bytes in chunks of about that size
         self._read_range = read_range  # random access to the raw bytes, if the corpus has it
         self.gbk = gbk
         self.size = size  # in bytes, for progress (0 if unknown)
@@ -175,14 +175,14 @@ class Corpus:
         if os.path.isdir(path):
             raise IsADirectoryError(f"{path}: is a directory, not a corpus file")
         if not os.path.exists(path) and missing_is_empty:
-            return cls(lambda: iter(()), gbk=gbk, name=path)
+            return cls(lambda _: iter(()), gbk=gbk, name=path)
         with open(path, "rb"):
             pass
         if windows:  # text mode changes offsets, and a Ctrl-Z ends everything after it
-            return cls(lambda: windows_text(read_chunks(path)), gbk=gbk, size=os.path.getsize(path), name=path,
-                       strict=strict)
-        return cls(lambda: read_chunks(path), gbk=gbk, size=os.path.getsize(path), name=path, strict=strict,
-                   read_range=lambda start, stop, chunk_bytes: read_chunks(path, chunk_bytes, start, stop))
+            return cls(lambda chunk_bytes: windows_text(read_chunks(path, chunk_bytes)), gbk=gbk,
+                       size=os.path.getsize(path), name=path, strict=strict)
+        return cls(lambda chunk_bytes: read_chunks(path, chunk_bytes), gbk=gbk, size=os.path.getsize(path), name=path,
+                   strict=strict, read_range=lambda start, stop, chunk_bytes: read_chunks(path, chunk_bytes, start, stop))
 
     @classmethod
     def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False, strict: bool = False) -> Corpus:
@@ -196,23 +196,24 @@ class Corpus:
             end = len(data) if stop is None else stop
             return (data[i : min(i + chunk_bytes, end)] for i in range(start, end, chunk_bytes))
 
-        return cls(lambda: iter((data,)), gbk=gbk, size=len(data), strict=strict, read_range=read_range)
+        return cls(lambda chunk_bytes: read_range(0, None, chunk_bytes), gbk=gbk, size=len(data), strict=strict,
+                   read_range=read_range)
 
-    def chunks(self) -> Iterator[bytes]:
-        """The raw bytes, in chunks."""
-        return self._chunks()
+    def chunks(self, chunk_bytes: int | None = None) -> Iterator[bytes]:
+        """The raw bytes, in chunks of ``chunk_bytes`` (default ``CHUNK_BYTES``)."""
+        return self._chunks(chunk_bytes or CHUNK_BYTES)
 
     def texts(self) -> Iterator[bytes]:
         """The training texts as ``Train`` and ``Encode`` see them (after ``ToUTF8``)."""
         if not self.gbk:
-            return paragraph_texts(split_lines(self._chunks()))
+            return paragraph_texts(split_lines(self.chunks()))
         return self._gbk_texts()
 
     def _gbk_texts(self) -> Iterator[bytes]:
         report = not self._reported  # the corpus is read twice: report once
         self._reported = True
         problems = 0
-        for lineno, text in numbered_texts(split_lines(self._chunks())):
+        for lineno, text in numbered_texts(split_lines(self.chunks())):
             message = gbk_line_problem(self.name, lineno, text) if report else None
             if message:
                 problems += 1
@@ -228,7 +229,7 @@ class Corpus:
     def training_blocks(self) -> Iterator[bytes]:
         """UTF-8 blocks that cut no training segment (the trainer's input)."""
         if not self.gbk:
-            return _cut_blocks(self._chunks(), _after_last_delimiter)
+            return _cut_blocks(self.chunks(), _after_last_delimiter)
         return _joined(self.texts())
 
     def training_parts(self, parts: int) -> list[Iterator[bytes]]:
@@ -245,11 +246,12 @@ class Corpus:
         return [_cut_blocks(read_range(start, stop, CHUNK_BYTES), _after_last_delimiter)
                 for start, stop in itertools.pairwise(cuts)]
 
-    def line_blocks(self) -> Iterator[tuple[bytes, bool]]:
-        """UTF-8 mode: blocks of whole lines, and whether the block's last line ends a
-        paragraph (the next line is empty, or there is none)."""
+    def line_blocks(self, block_bytes: int | None = None) -> Iterator[tuple[bytes, bool]]:
+        """UTF-8 mode: blocks of whole lines (about ``block_bytes`` each, default
+        ``CHUNK_BYTES``; a longer line is a block of its own), and whether the block's last
+        line ends a paragraph (the next line is empty, or there is none)."""
         previous = None
-        for block in _cut_blocks(self._chunks(), _after_last_lf):
+        for block in _cut_blocks(self.chunks(block_bytes), _after_last_lf):
             if previous is not None:
                 yield previous, block.startswith(b"\n")
             previous = block

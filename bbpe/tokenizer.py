@@ -214,14 +214,14 @@ class Tokenizer(TokenizerBase):
             lengths.append(np.frombuffer(text_lengths, dtype=np.int64))
         else:
             # blocks on threads: encode_lines releases the GIL
-            def encode(item: tuple[memoryview, bool]) -> tuple[int, np.ndarray, np.ndarray]:
+            def encode(item: tuple[bytes, bool]) -> tuple[int, np.ndarray, np.ndarray]:
                 block, para_end = item
                 block_lengths, block_ids = self._model.encode_lines(block, para_end, reference)
                 return (len(block), np.frombuffer(block_lengths, dtype=np.int64),
                         np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
 
             done = 0
-            blocks = _smaller_line_blocks(source.line_blocks(), ENCODE_BLOCK_BYTES)
+            blocks = source.line_blocks(ENCODE_BLOCK_BYTES)
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 for size, block_lengths, block_ids in _bounded_map(pool, encode, blocks, ahead=threads):
                     lengths.append(block_lengths)
@@ -431,7 +431,9 @@ def _check_out(out: str) -> None:
         raise ValueError(f"out must be 'list' or 'numpy', got {out!r}")
 
 
-ENCODE_BLOCK_BYTES = 1 << 20  # the stored encodings are made in pieces of this size (``_smaller_line_blocks``)
+# The stored encodings are made in blocks of this size: an encoded block holds 8 bytes per
+# id until it is narrowed to the id dtype, once for every block in flight.
+ENCODE_BLOCK_BYTES = 1 << 20
 
 
 def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:
@@ -443,21 +445,6 @@ def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead:
             yield pending.popleft().result()
     while pending:
         yield pending.popleft().result()
-
-
-def _smaller_line_blocks(blocks: Iterable[tuple[bytes, bool]], size: int) -> Iterator[tuple[memoryview, bool]]:
-    """``Corpus.line_blocks`` cut further after LFs into views of about ``size`` bytes (a
-    line longer than that stays whole): an encoded block holds 8 bytes per id on its way
-    out, times the blocks in flight. A piece ends a paragraph when the next line is empty."""
-    for block, para_end in blocks:
-        view, start, end = memoryview(block), 0, len(block)
-        while end - start > size:
-            cut = block.rfind(b"\n", start, start + size) + 1 or block.find(b"\n", start + size) + 1
-            if cut == 0 or cut == end:
-                break
-            yield view[start:cut], block[cut] == 0x0A
-            start = cut
-        yield view[start:end], para_end
 
 
 def _concatenate_freeing(parts: list[np.ndarray], dtype: type) -> np.ndarray:

@@ -70,22 +70,24 @@ def test_vocab_size_limits():
     assert len(bbpe.Tokenizer.train_from_iterator(lines, 2**32 + 271, bug_compat=True)) == 271  # cast to uint32
 
 
+@pytest.mark.parametrize("from_file", [True, False])
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
-def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch):
+def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch, from_file):
     """Training blocks end after a one-byte delimiter; line blocks after LF, with the right
-    paragraph flag; both concatenate back to the file, whatever the chunk size."""
+    paragraph flag; both concatenate back to the file, whatever the chunk size (line blocks
+    of a given size are how the stored encodings are made)."""
     import bbpe.corpus as C
 
     data = "\n\n天地 一人\n天地二人,x\n\n\n天地三人\n天地四人".encode()
     path = tmp_path / "c.txt"
     path.write_bytes(data)
     monkeypatch.setattr(C, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(C.read_chunks, "__defaults__", (chunk, 0, None))
-    corpus = Corpus.from_file(path)
+    corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
     blocks = list(corpus.training_blocks())
     assert b"".join(blocks) == data
     assert all(b[-1:] in (b"\n", b" ", b",") for b in blocks[:-1])
     line_blocks = list(corpus.line_blocks())
+    assert line_blocks == list(Corpus.from_file(path).line_blocks(chunk))
     assert b"".join(b for b, _ in line_blocks) == data
     texts = []
     for block, para_end in line_blocks:
@@ -144,28 +146,3 @@ def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch)
     assert len(_part_blocks(Corpus.from_file(path, gbk=True), 4)) == 1
     monkeypatch.setattr(C, "MIN_PART_BYTES", 1 << 20)
     assert len(_part_blocks(Corpus.from_file(path), 4)) == 1
-
-
-@pytest.mark.parametrize("size", [1, 2, 5, 16, 1 << 20])
-def test_smaller_line_blocks(size):
-    """The stored encodings are made in pieces: whole lines, together the block, each
-    flagged as ending a paragraph exactly when the line after it is empty (or, for the
-    block's last piece, as the block was)."""
-    import random
-
-    from bbpe.tokenizer import _smaller_line_blocks
-
-    rng = random.Random(size)
-    for _ in range(50):
-        block = b"".join(rng.choice([b"\n", b"ab\n", b"\xe5\xa4\xa9\n", b"x" * 9 + b"\n", b"cd"]) for _ in range(30))
-        block += b"" if block.endswith(b"\n") else b"\n"
-        para_end = rng.random() < 0.5
-        pieces = [(bytes(view), flag) for view, flag in _smaller_line_blocks([(block, para_end)], size)]
-        assert b"".join(piece for piece, _ in pieces) == block
-        at = 0
-        for i, (piece, flag) in enumerate(pieces):
-            at += len(piece)
-            assert piece.endswith(b"\n")
-            assert flag == (block[at : at + 1] == b"\n" if i < len(pieces) - 1 else para_end)
-        if size < len(block) // 2:
-            assert len(pieces) > 1
