@@ -1199,8 +1199,8 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     Growth. Before each batch of sites the index ``slots`` (touched all over) grows if
     the batch could fill more than half of it, and the list of keys a step changed
     (``dirty``) if the batch could overflow it; the heap grows when it is full; new
-    arrays are ``np.empty`` where they can be: only what is written costs memory. The key rows are the caller's
-    (``KeyTable``, lazily zeroed): a step that might need more fresh rows than there are
+    arrays are ``np.empty`` where they can be: only what is written costs memory. The key
+    rows are the caller's (``KeyTable``, lazily zeroed): a step that might need more fresh rows than there are
     (two per site, at most its winner's occurrences) returns first. Status: ``limit``
     reached (1), ``NO_WINNER``, ``NEED_ROWS`` (reserve ``hmeta[1]`` more rows, then call
     again), or 0 after ``max_steps``.

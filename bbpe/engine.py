@@ -273,11 +273,11 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
         if progress:
             progress("scan", sum(done), size_hint)
 
-    def scan_part(i: int, part_keys: KeyTable) -> TypeStore:
-        return _scan_part(parts[i], part_keys, size_hint // len(parts), done, i, report if i == 0 else None)
+    def scan_part(i: int) -> TypeStore:
+        return _scan_part(parts[i], part_keys[i], size_hint // len(parts), done, i, report if i == 0 else None)
 
     part_keys = [keys] + [KeyTable() for _ in parts[1:]]
-    stores = _on_threads(lambda i: scan_part(i, part_keys[i]), len(parts))
+    stores = _on_threads(scan_part, len(parts))
     rowmaps = [np.arange(keys.nkeys, dtype=np.int32)]
     for other in part_keys[1:]:  # in part order: rows come out as one scan would make them
         keys.reserve(other.nkeys)
