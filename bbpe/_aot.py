@@ -39,7 +39,7 @@ def _signatures() -> dict:
         "reindex": none(WORDS, i8, I4),
         "intern_rows": none(WORDS, i8, WORDS, I4, I8, I4),
         # scan
-        "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, I8, U8, I4, I8, I4),
+        "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, U8, I4, I8, I4),
         "reindex_types": none(U8, i8, I4),
         # first pass
         "layout_types": none(I4, I8, i8, I4, I8, S),

@@ -483,13 +483,15 @@ def apply_pass(toks, bounds, nlists, best, first_pass, words, slots, counts, see
 # --------------------------------------------------------------------------- segment types
 #
 # The scalable engine stores each distinct training list once, as a *type* with its
-# multiplicity and the indexes of its first and last occurrence among all lists. That
-# changes nothing in the results: a list's first pass depends only on its own content and
-# on the global counts, and merges treat equal lists alike; the scan order the C++ uses
-# for ties and for the order of singles is recovered from those two indexes.
+# multiplicity and the index of its last occurrence among all lists; types are numbered
+# in the order of their first occurrence (a type is made where its list first occurs).
+# That changes nothing in the results: a list's first pass depends only on its own content
+# and on the global counts, and merges treat equal lists alike; the scan order the C++
+# uses for ties and for the order of singles is recovered from the type numbers and the
+# last occurrences.
 #
 # Type store: tokens ``ttoks`` (int32), type t = ttoks[tstart[t]:tstart[t + 1]];
-# ``tmult``/``tfirst``/``tlast`` (int64); ``thash`` (uint64) and the index ``tslots``
+# ``tmult``/``tlast`` (int64); ``thash`` (uint64) and the index ``tslots``
 # (int32, type + 1, 0 = empty); ``tmeta`` = [types, tokens, lists seen].
 
 _SEQ_SEED = np.uint64(0x84222325CBF29CE4)
@@ -504,7 +506,7 @@ def _same_tokens(toks, a, b, length):
 
 
 @_njit
-def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tfirst, tlast, thash, tslots, tmeta,
+def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tlast, thash, tslots, tmeta,
                memo):
     """Cut buf[start:] into lists (as ``segment_lists``) and add them to the type store.
 
@@ -543,7 +545,6 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
                     thash[ntypes] = h
                     tstart[ntypes + 1] = k
                     tmult[ntypes] = 1
-                    tfirst[ntypes] = nlists
                     tlast[ntypes] = nlists
                     ntypes += 1
                     nt = k

@@ -1,16 +1,17 @@
 """The scalable training engine: the arrays the kernels work on, and how they grow.
 
-Three stages, each a few numba kernels (``_kernels``): **scan** cuts the corpus into lists
-and stores each distinct list once, as a type with its multiplicity and first/last
-occurrence (a large corpus in consecutive parts, a thread and a type store each, which the
-kernels allow by releasing the GIL); **first pass** counts the pairs and runs the C++ first pass (Q6) on the types;
-**merges** lays the surviving types out as linked slots and applies one merge after the
-other, updating counts only around the merged positions, with a lazy heap choosing the
-winner (Q5). Growth: what is touched all over as it fills (the key index, the pair table,
-the heap) grows inside the kernels; the rest is reserved here, as ``np.zeros`` whose pages
-cost no memory until used, and a kernel that might outgrow it stops and reports, so that
-the arrays grow here before it is called again. The kernels come from ``_compiled``
-(compiled ahead of time, or numba's JIT).
+Three stages, each a few numba kernels (``_kernels``): **scan** cuts the corpus into
+lists and stores each distinct list once, as a type with its multiplicity and last
+occurrence, numbered in first-occurrence order (a large corpus in consecutive parts, a
+thread and a type store each, which the kernels allow by releasing the GIL); **first
+pass** counts the pairs and runs the C++ first pass (Q6) on the types; **merges** lays
+the surviving types out as linked slots and applies one merge after the other, updating
+counts only around the merged positions, with a lazy heap choosing the winner (Q5).
+Growth: what is touched all over as it fills (the key index, the pair table, the heap)
+grows inside the kernels; the rest is reserved here, as ``np.zeros`` whose pages cost no
+memory until used, and a kernel that might outgrow it stops and reports, so that the
+arrays grow here before it is called again. The kernels come from ``_compiled`` (compiled
+ahead of time, or numba's JIT).
 
 Trade-off: exact C++ results with memory proportional to the *distinct* lists: a slot
 costs 16 bytes (20 during the merges), a key about 50 (docs/training.md has the measured
@@ -135,7 +136,8 @@ class KeyTable:
 
 
 class TypeStore:
-    """Distinct training lists ("types") with multiplicity and first/last occurrence.
+    """Distinct training lists ("types"), numbered in first-occurrence order, with
+    multiplicity and last occurrence.
 
     As in ``KeyTable``, the tokens and the per-type arrays are ``np.zeros`` reserved ahead
     (``for_corpus``: as many tokens as the corpus has bytes, a type per 24 bytes), which
@@ -147,7 +149,6 @@ class TypeStore:
         self.ttoks = np.zeros(tokens, dtype=np.int32)
         self.tstart = np.zeros(capacity + 1, dtype=np.int64)
         self.tmult = np.zeros(capacity, dtype=np.int64)
-        self.tfirst = np.zeros(capacity, dtype=np.int64)
         self.tlast = np.zeros(capacity, dtype=np.int64)
         self.thash = np.zeros(capacity, dtype=np.uint64)
         self.tslots = np.zeros(_pow2_at_least(min(2 * capacity, 1 << 13)), dtype=np.int32)
@@ -172,7 +173,7 @@ class TypeStore:
         store takes no more lists after this (zh-large: 25 MB less before the slot table
         is allocated)."""
         empty = np.zeros(0, dtype=np.int64)
-        self.tmult = self.tfirst = self.tlast = empty
+        self.tmult = self.tlast = empty
         self.thash = np.zeros(0, dtype=np.uint64)
         self.tslots = np.zeros(0, dtype=np.int32)
 
@@ -184,7 +185,7 @@ class TypeStore:
         if ntypes + 2 > self.tmult.shape[0]:
             cap = 2 * self.tmult.shape[0]
             self.tstart = _zeros_like_grown(self.tstart, cap + 1, ntypes + 1)
-            for name in ("tmult", "tfirst", "tlast", "thash"):
+            for name in ("tmult", "tlast", "thash"):
                 setattr(self, name, _zeros_like_grown(getattr(self, name), cap, ntypes))
         if 2 * (ntypes + 1) > self.tslots.shape[0]:
             self.tslots = np.zeros(_pow2_at_least(4 * (ntypes + 1)), dtype=np.int32)
@@ -194,8 +195,8 @@ class TypeStore:
 class ScannedTypes:
     """The type stores of a corpus scanned in consecutive parts, seen as one.
 
-    Types are numbered part after part, and list indexes run on from one part to the
-    next, so the first and last occurrences compare across parts. A list that occurs in
+    Types are numbered part after part, so still in first-occurrence order, and list
+    indexes run on from one part to the next, so last occurrences compare across parts. A list that occurs in
     two parts is a type in each: both copies are rewritten alike by the first pass and by
     every merge, as equal lists of one part are (docs/training.md), so the result is the
     one of a single store. Each part interned its chars in a key table of its own;
@@ -205,16 +206,15 @@ class ScannedTypes:
     def __init__(self, stores: list[TypeStore], rowmaps: list[np.ndarray]) -> None:
         self.stores, self.rowmaps = stores, rowmaps
         list_offsets = np.cumsum([0] + [store.nlists for store in stores])
-        tfirst, tlast, tmult, tlen = [], [], [], []
+        tlast, tmult, tlen = [], [], []
         for store, offset in zip(stores, list_offsets.tolist()):
             n = store.ntypes
-            tfirst.append(store.tfirst[:n] + offset)
             tlast.append(store.tlast[:n] + offset)
             tmult.append(store.tmult[:n])
             tlen.append(np.diff(store.tstart[: n + 1]))
-        self.tfirst, self.tlast = np.concatenate(tfirst), np.concatenate(tlast)
+        self.tlast = np.concatenate(tlast)
         self.tmult, self.tlen = np.concatenate(tmult), np.concatenate(tlen)
-        del tfirst, tlast, tmult, tlen
+        del tlast, tmult, tlen
         for store in stores:
             store.keep_only_tokens()
 
@@ -297,7 +297,7 @@ def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: li
         pos = 0
         while True:
             pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.room,
-                                     types.ttoks, types.tstart, types.tmult, types.tfirst, types.tlast, types.thash,
+                                     types.ttoks, types.tstart, types.tmult, types.tlast, types.thash,
                                      types.tslots, types.tmeta, memo)
             if pos >= buf.shape[0]:
                 break
@@ -320,7 +320,9 @@ class FirstPass:
         self.nchars = keys.nkeys  # the scan interns chars only
         n = types.ntypes
         self.order = np.argsort(types.tlast, kind="stable")  # slot order
-        self._order_first = np.argsort(types.tfirst, kind="stable")
+        # types are numbered in first-occurrence order (each part's in its own, and the
+        # parts follow each other): the order of the C++'s first deletions (Q7)
+        self._order_first = np.arange(n)
         self.tlen = types.tlen
         self.tmult = types.tmult
         self.base = np.empty(n, dtype=np.int64)  # first slot of each type

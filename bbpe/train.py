@@ -103,7 +103,7 @@ def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilde
         return
     vocab.add(keys.key(best))
     merger = Merger(first)
-    del first  # the type store is not needed any more
+    del first  # its orders and bases are not needed any more (the slots live on in the merger)
     for key in vocab.keys:
         merger.mark_in_vocab(key)
     for winner in merger.merges(len(vocab), limit, progress):
