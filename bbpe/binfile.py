@@ -19,7 +19,7 @@ import io
 import os
 import secrets
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -173,6 +173,40 @@ def bin_bytes(contents: BinContents) -> bytes:
     buffer = io.BytesIO()
     write_contents(buffer, contents)
     return buffer.getvalue()
+
+
+def encoding_count(path: str | os.PathLike[str]) -> int:
+    """``M``, the number of stored encodings, read from the file's two count fields."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        f.seek(8 + RECORD.itemsize * n)
+        (m,) = struct.unpack("<Q", f.read(8))
+    return m
+
+
+def write_bin_streamed(path: str | os.PathLike[str], records: np.ndarray,
+                       encodings: Iterable[tuple[int, np.ndarray]]) -> int:
+    """Write a ``.bin`` atomically whose stored encodings come block by block, each as
+    (texts, int64 words already in the file layout: a length, then the ids), so they are
+    never all in memory. Returns the number of encodings, ``M``, which is written last,
+    into the place left for it."""
+    count = 0
+
+    def write(f: BinaryIO) -> None:
+        nonlocal count
+        f.write(struct.pack("<Q", records.shape[0]))
+        f.write(np.ascontiguousarray(records.astype(RECORD, copy=False)).data)
+        at = f.tell()
+        f.write(bytes(8))
+        for texts, words in encodings:
+            f.write(words.astype("<i8", copy=False).data)
+            count += texts
+        f.seek(at)
+        f.write(struct.pack("<Q", count))
+        f.seek(0, io.SEEK_END)
+
+    atomic_write(path, write)
+    return count
 
 
 def write_bin(path: str | os.PathLike[str], contents: BinContents) -> None:

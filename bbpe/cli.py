@@ -23,7 +23,7 @@ from typing import BinaryIO
 # nothing heavy until used, so this module runs first under ``bbpe`` and ``python -m bbpe``).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from . import __version__
+from . import __version__, binfile
 from .corpus import read_chunks, split_lines, windows_text
 from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError
 from .gbk import gbk_line_problem
@@ -109,10 +109,11 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     fix_mmap_threshold()  # this process is ours: freed arrays go back to the system
     tok = Tokenizer.train(args.corpus, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
                           lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty(),
-                          windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check)
-    tok.save(args.output)
+                          windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check,
+                          output=args.output)
     if not args.quiet:
-        print(f"bbpe: trained vocab={len(tok)} train_lines={tok.n_train_encodings} -> {args.output}", file=sys.stderr)
+        lines = binfile.encoding_count(args.output)
+        print(f"bbpe: trained vocab={len(tok)} train_lines={lines} -> {args.output}", file=sys.stderr)
 
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:

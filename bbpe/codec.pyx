@@ -323,6 +323,23 @@ cdef int64_t bbpe_encode_into32(const bbpe_model* model, const uint8_t* src, siz
     return _encode(model, src, n, dst, cap, flags)
 
 
+cdef inline size_t _record_text(int64_t* dst, int64_t* lens, size_t out, int64_t k, int64_t count,
+                                bint interleaved) noexcept nogil:
+    """``encode_lines_into``: note text k's encoding of ``count`` ids, just written at
+    ``dst + out`` (after a free length field when interleaved); returns the next ``out``."""
+    if interleaved:
+        dst[out] = count
+        return out + 1 + <size_t>count
+    lens[k] = count
+    return out + <size_t>count
+
+
+def lines_bound(size_t n, bint bug_compat=False):
+    """Words that ``Model.encode_lines_into`` may write for a block of ``n`` bytes, in
+    either layout, whatever the block holds."""
+    return 2 * n + 2 + (9 * n + 6 if bug_compat else 0)
+
+
 cdef inline size_t _bound(const uint8_t* src, size_t n, int flags) noexcept nogil:
     """Ids that encoding src[0:n] can write: one per byte, plus (bug_compat) up to 3 NULs
     padding the cut char at the end of each piece."""
@@ -824,62 +841,71 @@ cdef class Model:
             free(offs)
             free(buf)
 
-    def encode_lines(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat=False):
-        """Encode the training texts (QUIRKS Q18) of a block of whole lines: every non-empty
-        line; a line followed by an empty line, or the block's last line when
-        ``last_para_end``, is encoded with its LF. Returns two bytes objects of native
-        int64: the length of each text's encoding, and all the ids.
+    def encode_lines_into(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat, int64_t[::1] ids,
+                          lengths=None):
+        """Encode the training texts (QUIRKS Q18) of a block of whole lines into ``ids``:
+        every non-empty line; a line followed by an empty line, or the block's last line
+        when ``last_para_end``, is encoded with its LF. With ``lengths`` (an int64 buffer),
+        the ids go one after the other into ``ids`` and the length of each text's encoding
+        into ``lengths``; without, ``ids`` gets the ``.bin`` layout: each text's length,
+        then its ids. Returns (texts, int64 words written to ``ids``).
+
+        The buffers are the caller's, so that the blocks of a large corpus reuse them;
+        ``ids`` must hold ``lines_bound(len(data), bug_compat)`` words, ``lengths`` a word
+        per LF plus one (ValueError otherwise).
         """
-        cdef size_t n = data.shape[0], a = 0, b, i, lt = 0, nlf = 0
+        cdef size_t n = data.shape[0], a = 0, b, i, lt = 0, nlf = 0, need, begin
         cdef const uint8_t* src = &data[0] if n else NULL
         cdef const uint8_t* p
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
-        cdef int64_t count = 0, out = 0, ntexts = 0
+        cdef int64_t count = 0, ntexts = 0
+        cdef size_t out = 0
+        cdef bint interleaved = lengths is None
+        cdef int64_t[::1] lens_view
+        cdef int64_t* lens = NULL
+        cdef int64_t* dst = &ids[0] if ids.shape[0] else NULL
         for i in range(n):
             lt += src[i] == 60
             nlf += src[i] == 10
         # an id covers an input byte (or the LF added to the file's last line), or with
         # bug_compat a NUL padding a cut char: at most 3 per piece, and a text has at most
-        # 2 pieces per '<' plus one
-        cdef size_t cap = n + 1 + (3 * (2 * lt + nlf + 2) if bug_compat else 0)
-        cdef int64_t* dst = <int64_t*>malloc(cap * sizeof(int64_t))  # untouched beyond what is written
-        cdef int64_t* lens = <int64_t*>malloc((nlf + 1) * sizeof(int64_t))
-        if dst == NULL or lens == NULL:
-            free(dst)
-            free(lens)
-            raise MemoryError()
-        try:
-            with nogil:
-                while a < n:
-                    p = <const uint8_t*>memchr(src + a, 10, n - a)
-                    if p == NULL:
-                        break  # a last line without LF: below
-                    b = p - src
-                    if b > a:
-                        if (b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end):
-                            count = bbpe_encode_into(&self.view, src + a, b + 1 - a, dst + out, cap - out, flags)
-                        else:
-                            count = bbpe_encode_into(&self.view, src + a, b - a, dst + out, cap - out, flags)
-                        if count < 0:
-                            break
-                        lens[ntexts] = count
-                        ntexts += 1
-                        out += count
-                    a = b + 1
-            if a < n and count >= 0:  # the end of the file, without LF: add it if it ends a paragraph
-                text = bytes(data[a:n]) + (b"\n" if last_para_end else b"")
-                count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + out,
-                                         cap - out, flags)
-                lens[ntexts] = count
+        # 2 pieces per '<' plus one; interleaved, a length field per text
+        need = n + 1 + (3 * (2 * lt + nlf + 2) if bug_compat else 0) + (nlf + 1 if interleaved else 0)
+        if <size_t>ids.shape[0] < need:
+            raise ValueError(f"encode_lines_into: ids holds {ids.shape[0]} words, this block may need {need}")
+        if not interleaved:
+            lens_view = lengths
+            if <size_t>lens_view.shape[0] < nlf + 1:
+                raise ValueError(f"encode_lines_into: lengths holds {lens_view.shape[0]} words, "
+                                 f"this block has up to {nlf + 1} texts")
+            lens = &lens_view[0]
+        with nogil:
+            while a < n:
+                p = <const uint8_t*>memchr(src + a, 10, n - a)
+                if p == NULL:
+                    break  # a last line without LF: below
+                b = p - src
+                if b > a:
+                    if (b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end):
+                        b += 1  # the text ends a paragraph: it keeps its LF
+                    begin = out + interleaved
+                    count = bbpe_encode_into(&self.view, src + a, b - a, dst + begin, need - begin, flags)
+                    if count < 0:
+                        break
+                    out = _record_text(dst, lens, out, ntexts, count, interleaved)
+                    ntexts += 1
+                a = (<size_t>(p - src)) + 1
+        if a < n and count >= 0:  # the end of the file, without LF: add it if it ends a paragraph
+            text = bytes(data[a:n]) + (b"\n" if last_para_end else b"")
+            begin = out + interleaved
+            count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + begin,
+                                     need - begin, flags)
+            if count >= 0:
+                out = _record_text(dst, lens, out, ntexts, count, interleaved)
                 ntexts += 1
-                out += count
-            if count < 0:
-                raise RuntimeError("encode_lines: output bound exceeded")  # cannot happen: see cap
-            return (PyBytes_FromStringAndSize(<char*>lens, ntexts * sizeof(int64_t)),
-                    PyBytes_FromStringAndSize(<char*>dst, out * sizeof(int64_t)))
-        finally:
-            free(dst)
-            free(lens)
+        if count < 0:
+            raise RuntimeError("encode_lines_into: output bound exceeded")  # cannot happen: see need
+        return ntexts, out
 
     # ------------------------------------------------------------------ decoding
 

@@ -15,9 +15,11 @@ a block and one line.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 
@@ -26,7 +28,8 @@ from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
 MIN_PART_BYTES = 1 << 22  # ``training_parts``: smaller parts are not worth a thread (measured on mixed, 6 MB)
-RangeReader = Callable[[int, "int | None", int], Iterator[bytes]]  # (start, stop, chunk bytes) -> chunks
+ReadInto = Callable[[int, memoryview], int]  # (offset, buffer) -> bytes read into the buffer from there, 0 at the end
+Reader = Callable[[], contextlib.AbstractContextManager[ReadInto]]  # opens the corpus for reading at offsets
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
 
 
@@ -59,32 +62,122 @@ def _cut_blocks(chunks: Iterable[bytes], last_cut: Callable[[bytes], int]) -> It
         yield tail
 
 
-def _after_last_delimiter(chunk: bytes) -> int:
-    return max(chunk.rfind(bytes([d])) for d in _ONE_BYTE_DELIMITERS) + 1
+def _after_last_delimiter(chunk: bytes | bytearray, end: int | None = None) -> int:
+    end = len(chunk) if end is None else end
+    return max(chunk.rfind(_DELIMITER_BYTES[d], 0, end) for d in _ONE_BYTE_DELIMITERS) + 1
+
+
+_DELIMITER_BYTES = {d: bytes([d]) for d in _ONE_BYTE_DELIMITERS}
 
 
 _FIRST_DELIMITER = re.compile(b"[" + re.escape(_ONE_BYTE_DELIMITERS) + b"]")
 
 
-def part_cuts(read_range: RangeReader, size: int, parts: int) -> list[int]:
+def part_cuts(read_into: ReadInto, size: int, parts: int, after: re.Pattern[bytes] = _FIRST_DELIMITER) -> list[int]:
     """Offsets that cut a corpus of ``size`` bytes into up to ``parts`` consecutive parts of
-    about equal size: each cut is right after the first one-byte delimiter at or after an
-    equal share, so no training segment spans two parts. ``[0, cut, ..., size]``."""
+    about equal size: each cut is right after the first match of ``after`` (a one-byte
+    class: by default the one-byte delimiters, so no training segment spans two parts) at
+    or after an equal share; a share that falls before the previous cut makes none.
+    ``[0, cut, ..., size]``."""
     cuts = [0]
+    window = memoryview(bytearray(1 << 16))
     for i in range(1, parts):
-        start = max(size * i // parts, cuts[-1])
-        for chunk in read_range(start, size, 1 << 16):
-            found = _FIRST_DELIMITER.search(chunk)
-            if found:
-                if start + found.end() < size:
-                    cuts.append(start + found.end())
-                break
-            start += len(chunk)
+        start = size * i // parts
+        if start < cuts[-1]:
+            continue
+        cut = _after_first_match(read_into, start, after, window)
+        if cut < 0 or cut >= size:
+            break  # no match from here on: no later share has one either
+        cuts.append(cut)
     return cuts + [size]
 
 
-def _after_last_lf(chunk: bytes) -> int:
-    return chunk.rfind(b"\n") + 1
+def _after_first_match(read_into: ReadInto, start: int, pattern: re.Pattern[bytes], window: memoryview) -> int:
+    """The offset just past the first match of a one-byte ``pattern`` at or after
+    ``start``, or -1."""
+    while n := read_into(start, window):
+        found = pattern.search(window[:n])
+        if found:
+            return start + found.end()
+        start += n
+    return -1
+
+
+@contextlib.contextmanager
+def _file_reader(path: str) -> Iterator[ReadInto]:
+    """A corpus file opened for reads at offsets, safe from several threads at once."""
+    with open(path, "rb", buffering=0) as f:
+        if hasattr(os, "preadv"):
+            fd = f.fileno()
+            yield lambda offset, view: os.preadv(fd, [view], offset)
+            return
+        lock = threading.Lock()  # no pread (Windows): one seek and read at a time
+
+        def read_into(offset: int, view: memoryview) -> int:
+            with lock:
+                f.seek(offset)
+                return f.readinto(view) or 0
+
+        yield read_into
+
+
+@contextlib.contextmanager
+def _memory_reader(data: bytes) -> Iterator[ReadInto]:
+    whole = memoryview(data)
+
+    def read_into(offset: int, view: memoryview) -> int:
+        piece = whole[offset : offset + len(view)]
+        view[: len(piece)] = piece
+        return len(piece)
+
+    yield read_into
+
+
+def read_fully(read_into: ReadInto, offset: int, view: memoryview) -> int:
+    """Fill ``view`` from ``offset`` (fewer bytes only at the end of the corpus)."""
+    done = 0
+    while done < len(view) and (n := read_into(offset + done, view[done:])):
+        done += n
+    return done
+
+
+def reused_blocks(reader: Reader, start: int, stop: int | None, block_bytes: int,
+                  last_cut: Callable[[bytearray, int], int]) -> Iterator[memoryview]:
+    """The corpus bytes from ``start`` to ``stop`` (or the end) in blocks of about
+    ``block_bytes`` that end where ``last_cut(buffer, end)`` says (the offset just past the
+    last cut in ``buffer[:end]``, 0 for none; a block without one grows until it has one or
+    the bytes end). All blocks are views of one buffer, read into again for the next
+    block, so each is valid only until the next is asked for: the reads make no fresh
+    memory, where bytes objects would for every block.
+    """
+    buf = bytearray(block_bytes)
+    held = 0  # bytes at the start of buf that the last block left over
+    with reader() as read_into:
+        while True:
+            want = len(buf) - held if stop is None else min(len(buf) - held, stop - start)
+            n = read_fully(read_into, start, memoryview(buf)[held : held + want]) if want > 0 else 0
+            start += n
+            filled = held + n
+            if n == 0:
+                if filled:
+                    yield memoryview(buf)[:filled]
+                return
+            cut = last_cut(buf, filled)
+            if cut == 0:
+                if filled == len(buf):  # no cut in a whole buffer: a longer block
+                    buf = buf + bytes(len(buf))
+                held = filled
+                continue
+            yield memoryview(buf)[:cut]
+            buf[: filled - cut] = buf[cut:filled]  # same length: allowed while views exist
+            held = filled - cut
+
+
+def _after_last_lf(chunk: bytes | bytearray, end: int | None = None) -> int:
+    return chunk.rfind(b"\n", 0, len(chunk) if end is None else end) + 1
+
+
+_FIRST_LF = re.compile(b"\n")
 
 
 def block_lines(block: bytes) -> list[bytes]:
@@ -155,9 +248,9 @@ class Corpus:
     WARN_LINES = 5
 
     def __init__(self, chunks: Callable[[int], Iterator[bytes]], *, gbk: bool = False, size: int = 0,
-                 name: str = "<lines>", strict: bool = False, read_range: RangeReader | None = None) -> None:
+                 name: str = "<lines>", strict: bool = False, reader: Reader | None = None) -> None:
         self._chunks = chunks  # chunk bytes -> the raw bytes in chunks of about that size
-        self._read_range = read_range  # random access to the raw bytes, if the corpus has it
+        self._reader = reader  # reads at offsets (reused buffers, threads), if the corpus allows it
         self.gbk = gbk
         self.size = size  # in bytes, for progress (0 if unknown)
         self.name = name
@@ -182,7 +275,7 @@ class Corpus:
             return cls(lambda chunk_bytes: windows_text(read_chunks(path, chunk_bytes)), gbk=gbk,
                        size=os.path.getsize(path), name=path, strict=strict)
         return cls(lambda chunk_bytes: read_chunks(path, chunk_bytes), gbk=gbk, size=os.path.getsize(path), name=path,
-                   strict=strict, read_range=lambda start, stop, chunk_bytes: read_chunks(path, chunk_bytes, start, stop))
+                   strict=strict, reader=lambda: _file_reader(path))
 
     @classmethod
     def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False, strict: bool = False) -> Corpus:
@@ -192,12 +285,10 @@ class Corpus:
         data = b"\n".join(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line)
                           for line in lines)
 
-        def read_range(start: int, stop: int | None, chunk_bytes: int) -> Iterator[bytes]:
-            end = len(data) if stop is None else stop
-            return (data[i : min(i + chunk_bytes, end)] for i in range(start, end, chunk_bytes))
+        def chunks(chunk_bytes: int) -> Iterator[bytes]:
+            return (data[i : i + chunk_bytes] for i in range(0, len(data), chunk_bytes))
 
-        return cls(lambda chunk_bytes: read_range(0, None, chunk_bytes), gbk=gbk, size=len(data), strict=strict,
-                   read_range=read_range)
+        return cls(chunks, gbk=gbk, size=len(data), strict=strict, reader=lambda: _memory_reader(data))
 
     def chunks(self, chunk_bytes: int | None = None) -> Iterator[bytes]:
         """The raw bytes, in chunks of ``chunk_bytes`` (default ``CHUNK_BYTES``)."""
@@ -226,24 +317,28 @@ class Corpus:
             warnings.warn(f"{self.name}: {problems - self.WARN_LINES} more lines are not GBK", GBKWarning,
                           stacklevel=2)
 
-    def training_blocks(self) -> Iterator[bytes]:
-        """UTF-8 blocks that cut no training segment (the trainer's input)."""
-        if not self.gbk:
+    def training_blocks(self) -> Iterator[bytes | memoryview]:
+        """UTF-8 blocks that cut no training segment (the trainer's input). A block may be
+        a view of a buffer that the next block is read into: use it before asking for
+        the next."""
+        if self.gbk:
+            return _joined(self.texts())
+        if self._reader is None:
             return _cut_blocks(self.chunks(), _after_last_delimiter)
-        return _joined(self.texts())
+        return reused_blocks(self._reader, 0, None, CHUNK_BYTES, _after_last_delimiter)
 
-    def training_parts(self, parts: int) -> list[Iterator[bytes]]:
+    def training_parts(self, parts: int) -> list[Iterator[bytes | memoryview]]:
         """``training_blocks`` in up to ``parts`` consecutive parts of about equal size (at
         least ``MIN_PART_BYTES``), each an iterator of blocks, for a scan on that many
         threads (``part_cuts``). One part in GBK mode, in Windows text mode, or for a
         corpus without random access."""
         parts = min(parts, self.size // MIN_PART_BYTES)
-        if self.gbk or self._read_range is None or parts < 2:
+        if self.gbk or self._reader is None or parts < 2:
             return [self.training_blocks()]
-        read_range = self._read_range
-        cuts: list[int | None] = list(part_cuts(read_range, self.size, parts))
+        with self._reader() as read_into:
+            cuts: list[int | None] = list(part_cuts(read_into, self.size, parts))
         cuts[-1] = None  # the last part reads to the end, whatever the size was
-        return [_cut_blocks(read_range(start, stop, CHUNK_BYTES), _after_last_delimiter)
+        return [reused_blocks(self._reader, start, stop, CHUNK_BYTES, _after_last_delimiter)
                 for start, stop in itertools.pairwise(cuts)]
 
     def line_blocks(self, block_bytes: int | None = None) -> Iterator[tuple[bytes, bool]]:
@@ -257,6 +352,23 @@ class Corpus:
             previous = block
         if previous is not None:
             yield previous, True
+
+    def line_ranges(self, block_bytes: int) -> list[tuple[int, int]] | None:
+        """UTF-8 mode: ``line_blocks`` as byte ranges ``(start, stop)`` of the corpus, for
+        readers on threads (``open_reader``): each ends right after an LF or at the end.
+        None when the corpus cannot be read at offsets (GBK, Windows text mode)."""
+        if self.gbk or self._reader is None:
+            return None
+        with self._reader() as read_into:
+            cuts = part_cuts(read_into, self.size, max(1, self.size // block_bytes), _FIRST_LF)
+        return list(itertools.pairwise(cuts))
+
+    def open_reader(self) -> contextlib.AbstractContextManager[ReadInto]:
+        """``with corpus.open_reader() as read_into``: reads at offsets (``line_ranges``),
+        from any thread."""
+        if self._reader is None:
+            raise ValueError(f"{self.name}: this corpus cannot be read at offsets")
+        return self._reader()
 
 
 def _joined(texts: Iterable[bytes], block_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:

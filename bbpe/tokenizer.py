@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache, partial
@@ -31,6 +30,7 @@ from .errors import UnknownIdError
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
 from .resources import check_training_memory
+from .trainenc import encoded_blocks
 from .vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
@@ -110,12 +110,16 @@ class Tokenizer(TokenizerBase):
         return binfile.bin_bytes(self._bin_contents())
 
     def _bin_contents(self) -> binfile.BinContents:
+        return binfile.BinContents(self._records(), self._enc_offsets, self._enc_ids)
+
+    def _records(self) -> np.ndarray:
+        """The vocabulary records of the ``.bin``, in file order."""
         rows, lens = key_matrix(self._keys)
         records = np.zeros(len(self._keys), dtype=binfile.RECORD)
         records["key"] = rows[self._record_order]
         records["len"] = lens[self._record_order]
         records["id"] = self._record_order
-        return binfile.BinContents(records, self._enc_offsets, self._enc_ids)
+        return records
 
     @classmethod
     def train(
@@ -130,6 +134,7 @@ class Tokenizer(TokenizerBase):
         windows_text: bool = False,
         strict: bool = False,
         memory_check: bool = True,
+        output: str | os.PathLike[str] | None = None,
     ) -> Tokenizer:
         """Train on a corpus file as ``LoadDataFileTrain(path, vocab_size)`` does.
 
@@ -145,6 +150,10 @@ class Tokenizer(TokenizerBase):
         (``InsufficientMemoryError``) when the corpus is too big for the memory available.
         A corpus of 8 MB or more is read on a thread per core (at most 4, or the
         environment variable ``BBPE_THREADS``); the result is the same on any number.
+        ``output``: write the ``.bin`` there (what ``save(output)`` would write) while the
+        stored encodings are made, without keeping them: the returned tokenizer then holds
+        none (``Tokenizer.load(output)`` has them). That saves their memory and time on a
+        large corpus; ``bbpe train`` does it.
 
         >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
         [229, 186, 138, 323, 400, 277, 506]
@@ -154,7 +163,7 @@ class Tokenizer(TokenizerBase):
         if memory_check:
             check_training_memory(source.name, source.size, gbk)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress)
+                          progress=progress, output=output)
 
     @classmethod
     def train_from_iterator(
@@ -167,21 +176,23 @@ class Tokenizer(TokenizerBase):
         lossless_encodings: bool = False,
         progress: bool | ProgressFn = False,
         strict: bool = False,
+        output: str | os.PathLike[str] | None = None,
     ) -> Tokenizer:
         """Train on lines given one by one, as if they were the lines of a corpus file.
 
-        An empty line ends a paragraph (Q18); ``str`` lines are UTF-8 encoded.
+        An empty line ends a paragraph (Q18); ``str`` lines are UTF-8 encoded. The options
+        are ``train``'s.
 
         >>> Tokenizer.train_from_iterator(["天地一人", "天地二人"], 0).keys[263]   # doctest: +SKIP
         b'\xe5\xa4\xa9\xe5\x9c\xb0'
         """
         source = Corpus.from_lines(lines, gbk=gbk, strict=strict)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress)
+                          progress=progress, output=output)
 
     @classmethod
     def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
-               progress: bool | ProgressFn) -> Tokenizer:
+               progress: bool | ProgressFn, output: str | os.PathLike[str] | None) -> Tokenizer:
         from .engine import training_threads
         from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
 
@@ -192,7 +203,11 @@ class Tokenizer(TokenizerBase):
             first, *rest = source.training_parts(threads)
             keys = train_vocabulary(first, vocab_size, progress=report, size_hint=source.size, parts=rest)
             tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
-            tok._encode_training_texts(source, reference=not lossless_encodings, progress=report, threads=threads)
+            if output is None:
+                tok._encode_training_texts(source, reference=not lossless_encodings, progress=report, threads=threads)
+            else:
+                tok._save_training_texts(output, source, reference=not lossless_encodings, progress=report,
+                                         threads=threads)
         finally:
             done()
         return tok
@@ -200,36 +215,22 @@ class Tokenizer(TokenizerBase):
     def _encode_training_texts(self, source: Corpus, *, reference: bool, progress: ProgressFn | None,
                                threads: int = 2) -> None:
         """Q18: the stored encodings are Encode() of every text with the final vocabulary."""
+        dtype = _id_dtype(len(self._keys))
         lengths: list[np.ndarray] = []
         ids: list[np.ndarray] = []
-        dtype = _id_dtype(len(self._keys))
-        if source.gbk:
-            # text by text (each converted on its own, Q19), into flat buffers
-            text_ids, text_lengths = array(np.dtype(dtype).char), array("q")
-            for text in source.texts():
-                encoding = self._model.encode(text, reference)
-                text_ids.extend(encoding)
-                text_lengths.append(len(encoding))
-            ids.append(np.frombuffer(text_ids, dtype=dtype))
-            lengths.append(np.frombuffer(text_lengths, dtype=np.int64))
-        else:
-            # blocks on threads: encode_lines releases the GIL
-            def encode(item: tuple[bytes, bool]) -> tuple[int, np.ndarray, np.ndarray]:
-                block, para_end = item
-                block_lengths, block_ids = self._model.encode_lines(block, para_end, reference)
-                return (len(block), np.frombuffer(block_lengths, dtype=np.int64),
-                        np.frombuffer(block_ids, dtype=np.int64).astype(dtype))
-
-            done = 0
-            blocks = source.line_blocks(ENCODE_BLOCK_BYTES)
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                for size, block_lengths, block_ids in _bounded_map(pool, encode, blocks, ahead=threads):
-                    lengths.append(block_lengths)
-                    ids.append(block_ids)
-                    done += size
-                    if progress:
-                        progress("encode", done, source.size)
+        for block in encoded_blocks(source, self._model, reference=reference, interleaved=False, threads=threads,
+                                    progress=progress):
+            lengths.append(block.lengths.copy())  # copies: the block's buffers are reused
+            ids.append(block.ids.astype(dtype))
         self._set_encoding_arrays(_concatenate_freeing(lengths, np.int64), _concatenate_freeing(ids, dtype))
+
+    def _save_training_texts(self, path: str | os.PathLike[str], source: Corpus, *, reference: bool,
+                             progress: ProgressFn | None, threads: int = 2) -> None:
+        """Write the ``.bin`` with the stored encodings of ``source`` as they are made, none
+        kept (``Tokenizer.train(output=...)``)."""
+        blocks = encoded_blocks(source, self._model, reference=reference, interleaved=True, threads=threads,
+                                progress=progress)
+        binfile.write_bin_streamed(path, self._records(), ((block.texts, block.ids) for block in blocks))
 
     # ------------------------------------------------------------------ encoding
 
@@ -429,22 +430,6 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 def _check_out(out: str) -> None:
     if out not in ("list", "numpy"):
         raise ValueError(f"out must be 'list' or 'numpy', got {out!r}")
-
-
-# The stored encodings are made in blocks of this size: an encoded block holds 8 bytes per
-# id until it is narrowed to the id dtype, once for every block in flight.
-ENCODE_BLOCK_BYTES = 1 << 20
-
-
-def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:
-    """``pool.map`` in order, but with at most ``ahead`` items in flight (memory stays flat)."""
-    pending: deque = deque()
-    for item in items:
-        pending.append(pool.submit(fn, item))
-        if len(pending) > ahead:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
 
 
 def _concatenate_freeing(parts: list[np.ndarray], dtype: type) -> np.ndarray:

@@ -157,3 +157,36 @@ def test_save_is_atomic_and_leaves_no_temporary(tmp_path, tiny):
     with pytest.raises(OSError):
         tok.save(tmp_path / "no-such-dir" / "m.bin")
     assert [p.name for p in tmp_path.iterdir()] == ["m.bin"]
+
+
+@pytest.mark.parametrize("mode", ["lines", "windows", "gbk", "lossless"])
+def test_training_straight_into_the_file(tmp_path, monkeypatch, mode):
+    """``output=``: the .bin written while the encodings are made (in small blocks here,
+    so that buffers are reused many times) is the one ``save`` writes, in every reading
+    mode; the tokenizer keeps no encodings, and the file counts them."""
+    from bbpe import binfile, trainenc
+
+    monkeypatch.setattr(trainenc, "BLOCK_BYTES", 50)
+    lines = ["天地一人，天地二人", "", "床前明月光 abc<P>x", "天地一人\r", "", "", "天地二人"] * 9
+    data = "\n".join(lines).encode()
+    path, out = tmp_path / "c.txt", tmp_path / "out.bin"
+    options = {"windows_text": mode == "windows", "gbk": mode == "gbk", "lossless_encodings": mode == "lossless"}
+    if mode == "gbk":
+        data = data.decode().encode("gbk")
+    path.write_bytes(data + b"\x1a tail" if mode == "windows" else data)
+    if mode == "lines":
+        expected = bbpe.Tokenizer.train_from_iterator(data.split(b"\n"), 300).to_bytes()
+        tok = bbpe.Tokenizer.train_from_iterator(data.split(b"\n"), 300, output=out)
+    else:
+        expected = bbpe.Tokenizer.train(path, 300, **options).to_bytes()
+        tok = bbpe.Tokenizer.train(path, 300, output=out, **options)
+    assert out.read_bytes() == expected
+    assert tok.n_train_encodings == 0
+    assert binfile.encoding_count(out) == len(bbpe.Tokenizer.load(out).train_encodings) == 4 * 9
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "out.bin"]  # no temporary left
+
+
+def test_training_into_a_missing_directory_leaves_nothing(tmp_path):
+    with pytest.raises(OSError):
+        bbpe.Tokenizer.train_from_iterator(["天地一人", "天地二人"], 300, output=tmp_path / "nope" / "m.bin")
+    assert list(tmp_path.iterdir()) == []

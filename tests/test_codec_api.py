@@ -105,3 +105,27 @@ def test_streaming_decoder_holds_partial_chars(tok):
     assert d.feed(0xE4) == "" and d.flush() == "\ufffd"
     with pytest.raises(bbpe.UnknownIdError, match="unknown id 10000000 at position 1"):
         d.feed([1, 10_000_000])
+
+
+@pytest.mark.parametrize("compat", [False, True])
+def test_encode_lines_into_both_layouts(tok, compat):
+    """A block's training texts (Q18) into caller buffers: ids plus lengths, or the .bin
+    layout (each length, then its ids); both agree with encoding the texts one by one."""
+    import numpy as np
+
+    from bbpe.codec import lines_bound
+
+    block = "天地一人\n\n天<P>地\n人人天地\n\nabc".encode()
+    texts = ["天地一人\n", "天<P>地", "人人天地\n", "abc\n"]
+    expected = [tok.encode(t, bug_compat=compat) for t in texts]
+    bound = lines_bound(len(block), compat)
+    ids, lengths = np.empty(bound, dtype=np.int64), np.empty(len(block) + 1, dtype=np.int64)
+    n, words = tok.model.encode_lines_into(block, True, compat, ids, lengths)
+    assert n == 4 and lengths[:n].tolist() == list(map(len, expected))
+    assert ids[:words].tolist() == [x for e in expected for x in e]
+    n, words = tok.model.encode_lines_into(block, True, compat, ids)
+    assert n == 4 and ids[:words].tolist() == [x for e in expected for x in (len(e), *e)]
+    with pytest.raises(ValueError, match="ids holds 3 words"):
+        tok.model.encode_lines_into(block, True, compat, ids[:3])
+    with pytest.raises(ValueError, match="lengths holds 1 words"):
+        tok.model.encode_lines_into(block, True, compat, ids, lengths[:1])

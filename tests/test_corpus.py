@@ -83,7 +83,7 @@ def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch, from_file):
     path.write_bytes(data)
     monkeypatch.setattr(C, "CHUNK_BYTES", chunk)
     corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
-    blocks = list(corpus.training_blocks())
+    blocks = [bytes(block) for block in corpus.training_blocks()]  # a block is valid until the next
     assert b"".join(blocks) == data
     assert all(b[-1:] in (b"\n", b" ", b",") for b in blocks[:-1])
     line_blocks = list(corpus.line_blocks())
@@ -146,3 +146,65 @@ def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch)
     assert len(_part_blocks(Corpus.from_file(path, gbk=True), 4)) == 1
     monkeypatch.setattr(C, "MIN_PART_BYTES", 1 << 20)
     assert len(_part_blocks(Corpus.from_file(path), 4)) == 1
+
+
+@pytest.mark.parametrize("block_bytes", [1, 2, 5, 64, 1 << 20])
+@pytest.mark.parametrize("from_file", [True, False])
+def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
+    """Blocks read into one reused buffer: each ends after a delimiter (a block without
+    one grows), all of them are the corpus, and a block read later does not change what
+    the consumer had while it was the current one."""
+    import random
+
+    from bbpe.corpus import _after_last_delimiter, reused_blocks
+
+    rng = random.Random(block_bytes)
+    data = "".join(rng.choice(["天地", "人", "。", " ", "\n", "ab", "x" * 70]) for _ in range(300)).encode()
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
+    for start, stop in [(0, None), (7, len(data) - 5), (len(data) // 2, None), (3, 3)]:
+        seen = [bytes(block) for block in reused_blocks(corpus._reader, start, stop, block_bytes,
+                                                        _after_last_delimiter)]
+        assert b"".join(seen) == data[start:stop]
+        assert all(block and block[-1:] in (b" ", b"\n") for block in seen[:-1])
+
+
+def test_part_cuts_read_a_corpus_without_delimiters_once():
+    """Shares that fall inside one long run look for its end once: a corpus without a
+    delimiter is read about once, not once per share."""
+    from bbpe.corpus import _FIRST_LF, _memory_reader, part_cuts
+
+    data = b"x" * 300_000 + b"\nend"
+    read = [0]
+    with _memory_reader(data) as read_into:
+
+        def counting(offset, view):
+            n = read_into(offset, view)
+            read[0] += n
+            return n
+
+        assert part_cuts(counting, len(data), 100, _FIRST_LF) == [0, 300_001, len(data)]
+        assert read[0] < 2 * len(data)
+        assert part_cuts(counting, len(data), 100) == [0, 300_001, len(data)]  # LF is a delimiter too
+        read[0] = 0
+        assert part_cuts(counting, 300_000, 100) == [0, 300_000]  # no delimiter in these bytes at all
+        assert read[0] < 2 * len(data)
+
+
+@pytest.mark.parametrize("from_file", [True, False])
+@pytest.mark.parametrize("block_bytes", [1, 4, 50, 1 << 20])
+def test_line_ranges_are_whole_lines(tmp_path, from_file, block_bytes):
+    """The stored encodings' ranges: consecutive, each ending right after an LF (or at the
+    end), and together the corpus."""
+    data = "\n\n天地 一人\n天地二人,x\n\n\n天地三人\n天地四人".encode() * 7
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
+    ranges = corpus.line_ranges(block_bytes)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:]))
+    assert all(data[stop - 1 : stop] == b"\n" for _, stop in ranges[:-1])
+    assert len(ranges) > 1 or block_bytes > len(data) // 2
+    assert Corpus.from_file(path, gbk=True).line_ranges(block_bytes) is None
+    assert Corpus.from_file(path, windows=True).line_ranges(block_bytes) is None

@@ -71,9 +71,10 @@ def test_blocks_do_not_matter():
 
 def _in_parts(data: bytes, parts: int) -> list[list[bytes]]:
     """The corpus cut as ``Corpus.training_parts`` cuts it (for ``parts`` threads)."""
-    from bbpe.corpus import part_cuts
+    from bbpe.corpus import _memory_reader, part_cuts
 
-    cuts = part_cuts(lambda start, stop, _: iter((data[start:stop],)), len(data), parts)
+    with _memory_reader(data) as read_into:
+        cuts = part_cuts(read_into, len(data), parts)
     return [[data[start:stop]] for start, stop in itertools.pairwise(cuts)]
 
 

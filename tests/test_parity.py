@@ -50,15 +50,17 @@ def test_reference_corpora(oracle, tmp_path, corpus, vocab_size):
 
 @pytest.mark.parametrize("seed", range(RANDOM_CORPORA))
 def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
-    """Half of the corpora are scanned in parts on three threads and encoded in pieces of
-    about 64 bytes, as a large one would be."""
-    if seed % 2:
+    """Half of the corpora are scanned in parts on three threads, encoded in pieces of
+    about 64 bytes and written as ``bbpe train`` writes them (``output=``: the encodings
+    go to the file as they are made), as a large one would be."""
+    streamed = seed % 2 == 1
+    if streamed:
         from bbpe import corpus as corpus_module
-        from bbpe import engine, tokenizer
+        from bbpe import engine, trainenc
 
         monkeypatch.setattr(corpus_module, "MIN_PART_BYTES", 64)
         monkeypatch.setattr(engine, "training_threads", lambda: 3)
-        monkeypatch.setattr(tokenizer, "ENCODE_BLOCK_BYTES", 64)
+        monkeypatch.setattr(trainenc, "BLOCK_BYTES", 64)
     rng = random.Random(seed)
     gbk = seed % 10 == 9
     data = random_corpus(rng, invalid=not gbk and seed % 3 == 1)
@@ -70,8 +72,14 @@ def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
     corpus.write_bytes(data)
     model = tmp_path / "ref.bin"
     expected = oracle.train(corpus, vocab_size, model, gbk=gbk)
-    tok = bbpe.Tokenizer.train(corpus, vocab_size, gbk=gbk)
-    assert tok.to_bytes() == expected, f"seed {seed}, vocab {vocab_size}"
+    if streamed:
+        ours = tmp_path / "ours.bin"
+        tok = bbpe.Tokenizer.train(corpus, vocab_size, gbk=gbk, output=ours)
+        assert ours.read_bytes() == expected, f"seed {seed}, vocab {vocab_size}"
+        assert tok.n_train_encodings == 0  # they are in the file only
+    else:
+        tok = bbpe.Tokenizer.train(corpus, vocab_size, gbk=gbk)
+        assert tok.to_bytes() == expected, f"seed {seed}, vocab {vocab_size}"
     check_codec(oracle, model, tok, probes, gbk=gbk)
 
 
