@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -203,7 +204,7 @@ def test_line_ranges_are_whole_lines(tmp_path, from_file, block_bytes):
     corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
     ranges = corpus.line_ranges(block_bytes)
     assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
-    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:]))
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in itertools.pairwise(ranges))
     assert all(data[stop - 1 : stop] == b"\n" for _, stop in ranges[:-1])
     assert len(ranges) > 1 or block_bytes > len(data) // 2
     assert Corpus.from_file(path, gbk=True).line_ranges(block_bytes) is None
