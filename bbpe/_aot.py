@@ -36,6 +36,7 @@ def _signatures() -> dict:
     return {
         # key table
         "_find": pair(WORDS, I4, u8, u8, u8),
+        "find_rows": none(WORDS, I4, WORDS, I8),
         "reindex": none(WORDS, i8, I4),
         "intern_rows": none(WORDS, i8, WORDS, I4, I8, I4),
         # scan

@@ -157,6 +157,13 @@ def intern(words, slots, meta, w0, w1, w2):
 
 
 @_njit
+def find_rows(words, slots, query, rows):
+    """rows[i]: the row of key query[i] (packed as in ``words``), or -1."""
+    for i in range(query.shape[0]):
+        _, rows[i] = _find(words, slots, query[i, 0], query[i, 1], query[i, 2])
+
+
+@_njit
 def reindex(words, nkeys, slots):
     """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew);
     a freed row (all zero: no key has length 0) stays out."""

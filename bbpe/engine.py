@@ -30,7 +30,7 @@ import numpy as np
 from . import _layout as L
 from ._compiled import kernels as K
 from .progress import ProgressFn
-from .vocab import KEY_BYTES
+from .vocab import KEY_BYTES, key_matrix
 
 T = TypeVar("T")
 
@@ -127,12 +127,17 @@ class KeyTable:
 
     def find(self, key: bytes) -> int:
         """Row of a key, or -1."""
-        if not 0 < len(key) < KEY_BYTES:
-            return -1
-        w = np.frombuffer(key.ljust(KEY_BYTES, b"\0"), dtype="<u8").astype(np.uint64)
-        w[2] |= np.uint64(len(key)) << np.uint64(56)
-        _, row = K._find(self.words, self.slots, w[0], w[1], w[2])
-        return int(row)
+        return int(self.find_all([key])[0])
+
+    def find_all(self, keys: list[bytes]) -> np.ndarray:
+        """Rows of these keys (int64), -1 for those not in the table."""
+        raw, lens = key_matrix([key if len(key) <= KEY_BYTES else b"" for key in keys])
+        query = raw.view("<u8").astype(np.uint64)  # the table's packing: 3 words, the length in the top byte
+        query[:, 2] |= lens.astype(np.uint64) << np.uint64(56)
+        rows = np.empty(len(keys), dtype=np.int64)
+        K.find_rows(self.words, self.slots, query, rows)
+        rows[(lens == 0) | (lens >= KEY_BYTES)] = -1  # never a key of the table (it holds 1..23 bytes)
+        return rows
 
 
 class TypeStore:
@@ -409,10 +414,10 @@ class Merger:
         self.hkey = np.empty(capacity, dtype=np.int32)
         self.hmeta = np.zeros(2, dtype=np.int64)  # size, and the keys a step asked room for
 
-    def mark_in_vocab(self, key: bytes) -> None:
-        row = self.keys.find(key)
-        if row >= 0:
-            self._kst[row, L.FLAGS] |= L.IN_VOCAB
+    def mark_in_vocab(self, keys: list[bytes]) -> None:
+        """Flag these keys (those in the table) as in the vocabulary."""
+        rows = self.keys.find_all(keys)
+        self._kst[rows[rows >= 0], L.FLAGS] |= L.IN_VOCAB
 
     def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[bytes]:
         """The winners' keys, one per merge, until the vocabulary reaches ``limit`` or no

@@ -104,8 +104,7 @@ def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilde
     vocab.add(keys.key(best))
     merger = Merger(first)
     del first  # its orders and bases are not needed any more (the slots live on in the merger)
-    for key in vocab.keys:
-        merger.mark_in_vocab(key)
+    merger.mark_in_vocab(vocab.keys)
     for winner in merger.merges(len(vocab), limit, progress):
         vocab.add(winner)
 

@@ -55,6 +55,17 @@ def test_pair_key_refuses_24_bytes():
     assert lists.key(K.pair_key(k.words, k.slots, k.meta, a, b)) == "一二".encode()
 
 
+def test_find_all_rows():
+    """KeyTable.find_all: each key's row, -1 for a key the table lacks or cannot hold
+    (empty, 24 bytes or more), in one kernel call."""
+    lists = collect_lists(["天地人 abc".encode()])
+    k = lists.keys
+    present = [lists.key(int(r)) for r in lists.toks[:4]]
+    rows = k.find_all([*present, b"zz", b"", b"x" * 24, b"x" * 30, present[0]])
+    assert rows.tolist() == [*(int(r) for r in lists.toks[:4]), -1, -1, -1, -1, int(lists.toks[0])]
+    assert k.find_all([]).tolist() == []
+
+
 def test_tie_goes_to_first_to_reach_the_maximum():
     """Q5: tie.txt = abxy / xyab: 'xy' reaches count 1 first."""
     lists, _ = lists_of(["abxy", "xyab"])
