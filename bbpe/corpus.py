@@ -19,9 +19,12 @@ import contextlib
 import itertools
 import os
 import re
+import shutil
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO
 
 from .errors import GBKError, GBKWarning
 from .gbk import gbk_line_problem, gbk_to_utf8
@@ -256,6 +259,7 @@ class Corpus:
         self.name = name
         self.strict = strict
         self._reported = False
+        self._spool: object = None  # a temporary copy of a pipe, kept as long as the corpus
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, gbk: bool = False, missing_is_empty: bool = False,
@@ -269,13 +273,35 @@ class Corpus:
             raise IsADirectoryError(f"{path}: is a directory, not a corpus file")
         if not os.path.exists(path) and missing_is_empty:
             return cls(lambda _: iter(()), gbk=gbk, name=path)
-        with open(path, "rb"):
-            pass
+        with open(path, "rb") as f:
+            try:
+                os.lseek(f.fileno(), 0, os.SEEK_CUR)
+            except OSError:  # a pipe: see _spooled
+                return cls._spooled(f, path, gbk=gbk, windows=windows, strict=strict)
         if windows:  # text mode changes offsets, and a Ctrl-Z ends everything after it
             return cls(lambda chunk_bytes: windows_text(read_chunks(path, chunk_bytes)), gbk=gbk,
                        size=os.path.getsize(path), name=path, strict=strict)
         return cls(lambda chunk_bytes: read_chunks(path, chunk_bytes), gbk=gbk, size=os.path.getsize(path), name=path,
                    strict=strict, reader=lambda: _file_reader(path))
+
+    @classmethod
+    def _spooled(cls, stream: BinaryIO, name: str, **options: bool) -> Corpus:
+        """A corpus from a stream that cannot be read at offsets, nor twice (a pipe, as in
+        ``bbpe train <(zcat corpus.gz)``), where training reads the corpus twice at offsets
+        (the vocabulary, then the stored encodings): it is copied to a temporary file
+        first (as the C++ reads the whole file into memory first), which goes when the
+        corpus does."""
+        spool = tempfile.NamedTemporaryFile(prefix="bbpe-corpus-", suffix=".txt")  # noqa: SIM115 (kept open)
+        try:
+            shutil.copyfileobj(stream, spool, CHUNK_BYTES)
+            spool.flush()
+        except BaseException:
+            spool.close()
+            raise
+        corpus = cls.from_file(spool.name, **options)
+        corpus.name = name
+        corpus._spool = spool
+        return corpus
 
     @classmethod
     def from_lines(cls, lines: Iterable[str | bytes], *, gbk: bool = False, strict: bool = False) -> Corpus:

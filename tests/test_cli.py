@@ -54,6 +54,18 @@ def test_train_defaults_to_bundled_corpus(tmp_path):
     assert (tmp_path / "xBBPE.bin").read_bytes() == GOLDEN800.read_bytes()
 
 
+def test_train_from_a_pipe(tmp_path):
+    """A corpus through a pipe (``bbpe train /dev/stdin < c``, ``<(zcat c.gz)``) trains as
+    the file does: it is copied to a temporary file first, and nothing is left behind."""
+    import os
+
+    before = set(os.listdir(tempfile.gettempdir()))
+    r = bbpe("train", "/dev/stdin", "--vocab-size", "800", "-o", str(tmp_path / "m.bin"), stdin=TANG300.read_bytes())
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m.bin").read_bytes() == GOLDEN800.read_bytes()
+    assert not {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("bbpe-corpus-")}
+
+
 def test_encode_decode_pipeline(tmp_path):
     text = "床前明月光，疑是地上霜。\n<S>举头望明月</S>\nabc"
     enc = bbpe("encode", "-m", str(GOLDEN800), stdin=text.encode())

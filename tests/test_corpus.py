@@ -209,3 +209,32 @@ def test_line_ranges_are_whole_lines(tmp_path, from_file, block_bytes):
     assert len(ranges) > 1 or block_bytes > len(data) // 2
     assert Corpus.from_file(path, gbk=True).line_ranges(block_bytes) is None
     assert Corpus.from_file(path, windows=True).line_ranges(block_bytes) is None
+
+
+def test_a_pipe_is_copied_first(tmp_path):
+    """Training reads the corpus twice, at offsets, which a pipe cannot do: a pipe is
+    copied to a temporary file first (``bbpe train <(zcat c.gz)``), which goes with the
+    corpus. The result is the file's."""
+    import gc
+    import os
+    import threading
+
+    data = "天地一人\n天地二人\n\n天地三人，天地\n".encode() * 50
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
+    writer.start()
+    try:
+        corpus = Corpus.from_file(f"/dev/fd/{read_end}")
+    finally:
+        writer.join()
+        os.close(read_end)
+    assert corpus.name == f"/dev/fd/{read_end}" and corpus.size == len(data)
+    spool = corpus._spool.name
+    assert list(corpus.texts()) == list(Corpus.from_file(path).texts())
+    assert [bytes(b) for b in corpus.training_blocks()] == [bytes(b) for b in Corpus.from_file(path).training_blocks()]
+    del corpus
+    gc.collect()
+    assert not os.path.exists(spool)
+    assert list(Corpus.from_file("/dev/null").texts()) == []  # a device that reads at offsets: as it is
