@@ -126,6 +126,7 @@ def _file_reader(path: str) -> Iterator[ReadInto]:
 
 @contextlib.contextmanager
 def _memory_reader(data: bytes) -> Iterator[ReadInto]:
+    """Lines given in memory, read at offsets as a file would be."""
     whole = memoryview(data)
 
     def read_into(offset: int, view: memoryview) -> int:
@@ -291,16 +292,17 @@ class Corpus:
         (the vocabulary, then the stored encodings): it is copied to a temporary file
         first (as the C++ reads the whole file into memory first), which goes when the
         corpus does."""
-        spool = tempfile.NamedTemporaryFile(prefix="bbpe-corpus-", suffix=".txt")  # noqa: SIM115 (kept open)
+        linux = os.path.isdir("/proc/self/fd")  # an unnamed file, reopened through /proc: gone if we are killed
+        spool = tempfile.TemporaryFile() if linux else tempfile.NamedTemporaryFile(prefix="bbpe-corpus-")  # noqa: SIM115
         try:
             shutil.copyfileobj(stream, spool, CHUNK_BYTES)
             spool.flush()
+            corpus = cls.from_file(f"/proc/self/fd/{spool.fileno()}" if linux else spool.name, **options)
         except BaseException:
             spool.close()
             raise
-        corpus = cls.from_file(spool.name, **options)
         corpus.name = name
-        corpus._spool = spool
+        corpus._spool = spool  # kept open as long as the corpus: it closes (and goes) with it
         return corpus
 
     @classmethod
