@@ -334,10 +334,18 @@ cdef inline size_t _record_text(int64_t* dst, int64_t* lens, size_t out, int64_t
     return out + <size_t>count
 
 
+cdef inline size_t _lines_need(size_t n, size_t lt, size_t nlf, bint bug_compat, bint interleaved) noexcept nogil:
+    """Words ``encode_lines_into`` may write for a block of ``n`` bytes holding ``lt``
+    '<' and ``nlf`` LF: an id per input byte (or the LF added to the file's last line),
+    or with bug_compat a NUL padding a cut char, at most 3 per piece, a text having at most
+    2 pieces per '<' plus one; interleaved, a length field per text."""
+    return n + 1 + (3 * (2 * lt + nlf + 2) if bug_compat else 0) + (nlf + 1 if interleaved else 0)
+
+
 def lines_bound(size_t n, bint bug_compat=False):
     """Words that ``Model.encode_lines_into`` may write for a block of ``n`` bytes, in
-    either layout, whatever the block holds."""
-    return 2 * n + 2 + (9 * n + 6 if bug_compat else 0)
+    either layout, whatever the block holds; a buffer this large spares it a count."""
+    return _lines_need(n, n, n, bug_compat, True)
 
 
 cdef inline size_t _bound(const uint8_t* src, size_t n, int flags) noexcept nogil:
@@ -854,7 +862,8 @@ cdef class Model:
         ``ids`` must hold ``lines_bound(len(data), bug_compat)`` words, ``lengths`` a word
         per LF plus one (ValueError otherwise).
         """
-        cdef size_t n = data.shape[0], a = 0, b, i, lt = 0, nlf = 0, need, begin
+        cdef size_t n = data.shape[0], a = 0, b, i, lt = n, nlf = n, begin
+        cdef size_t cap = ids.shape[0]
         cdef const uint8_t* src = &data[0] if n else NULL
         cdef const uint8_t* p
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
@@ -863,21 +872,23 @@ cdef class Model:
         cdef bint interleaved = lengths is None
         cdef int64_t[::1] lens_view
         cdef int64_t* lens = NULL
-        cdef int64_t* dst = &ids[0] if ids.shape[0] else NULL
-        for i in range(n):
-            lt += src[i] == 60
-            nlf += src[i] == 10
-        # an id covers an input byte (or the LF added to the file's last line), or with
-        # bug_compat a NUL padding a cut char: at most 3 per piece, and a text has at most
-        # 2 pieces per '<' plus one; interleaved, a length field per text
-        need = n + 1 + (3 * (2 * lt + nlf + 2) if bug_compat else 0) + (nlf + 1 if interleaved else 0)
-        if <size_t>ids.shape[0] < need:
-            raise ValueError(f"encode_lines_into: ids holds {ids.shape[0]} words, this block may need {need}")
+        cdef int64_t* dst = &ids[0] if cap else NULL
         if not interleaved:
             lens_view = lengths
-            if <size_t>lens_view.shape[0] < nlf + 1:
+        cdef bint short_lengths = not interleaved and <size_t>lens_view.shape[0] <= n
+        if cap < _lines_need(n, lt, nlf, bug_compat, interleaved) or short_lengths:
+            # smaller than the worst case: count what this block can need
+            lt = nlf = 0
+            for i in range(n):
+                lt += src[i] == 60
+                nlf += src[i] == 10
+            if cap < _lines_need(n, lt, nlf, bug_compat, interleaved):
+                raise ValueError(f"encode_lines_into: ids holds {cap} words, this block may need "
+                                 f"{_lines_need(n, lt, nlf, bug_compat, interleaved)}")
+            if not interleaved and <size_t>lens_view.shape[0] < nlf + 1:
                 raise ValueError(f"encode_lines_into: lengths holds {lens_view.shape[0]} words, "
                                  f"this block has up to {nlf + 1} texts")
+        if not interleaved:
             lens = &lens_view[0]
         with nogil:
             while a < n:
@@ -889,7 +900,7 @@ cdef class Model:
                     if (b + 1 < n and src[b + 1] == 10) or (b + 1 == n and last_para_end):
                         b += 1  # the text ends a paragraph: it keeps its LF
                     begin = out + interleaved
-                    count = bbpe_encode_into(&self.view, src + a, b - a, dst + begin, need - begin, flags)
+                    count = bbpe_encode_into(&self.view, src + a, b - a, dst + begin, cap - begin, flags)
                     if count < 0:
                         break
                     out = _record_text(dst, lens, out, ntexts, count, interleaved)
@@ -899,12 +910,12 @@ cdef class Model:
             text = bytes(data[a:n]) + (b"\n" if last_para_end else b"")
             begin = out + interleaved
             count = bbpe_encode_into(&self.view, <const uint8_t*>PyBytes_AS_STRING(text), len(text), dst + begin,
-                                     need - begin, flags)
+                                     cap - begin, flags)
             if count >= 0:
                 out = _record_text(dst, lens, out, ntexts, count, interleaved)
                 ntexts += 1
         if count < 0:
-            raise RuntimeError("encode_lines_into: output bound exceeded")  # cannot happen: see need
+            raise RuntimeError("encode_lines_into: output bound exceeded")  # cannot happen: see _lines_need
         return ntexts, out
 
     # ------------------------------------------------------------------ decoding
