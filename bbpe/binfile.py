@@ -158,14 +158,20 @@ def write_contents(f: BinaryIO, contents: BinContents, chunk_ids: int = 1 << 20)
         stop = max(k + 1, int(np.searchsorted(offsets, offsets[k] + chunk_ids, side="right")) - 1)
         stop = min(stop, m)
         lengths = np.diff(offsets[k : stop + 1])
-        out = np.empty(int(lengths.sum()) + (stop - k), dtype="<i8")
-        length_at = np.cumsum(lengths + 1) - (lengths + 1)  # each L field, then its L ids
-        is_id = np.ones(out.shape[0], dtype=bool)
-        is_id[length_at] = False
-        out[length_at] = lengths
-        out[is_id] = contents.encoding_ids[offsets[k] : offsets[stop]]
-        f.write(out.data)
+        f.write(interleaved(lengths, contents.encoding_ids[offsets[k] : offsets[stop]]).data)
         k = stop
+
+
+def interleaved(lengths: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Encodings in the file's layout, as little-endian int64: each length, then that
+    many of ``ids`` (which holds them one after the other)."""
+    out = np.empty(int(lengths.sum()) + lengths.shape[0], dtype="<i8")
+    length_at = np.cumsum(lengths + 1) - (lengths + 1)  # each L field, then its L ids
+    is_id = np.ones(out.shape[0], dtype=bool)
+    is_id[length_at] = False
+    out[length_at] = lengths
+    out[is_id] = ids
+    return out
 
 
 def bin_bytes(contents: BinContents) -> bytes:

@@ -325,9 +325,6 @@ class FirstPass:
         self.nchars = keys.nkeys  # the scan interns chars only
         n = types.ntypes
         self.order = np.argsort(types.tlast, kind="stable")  # slot order
-        # types are numbered in first-occurrence order (each part's in its own, and the
-        # parts follow each other): the order of the C++'s first deletions (Q7)
-        self._order_first = np.arange(n)
         self.tlen = types.tlen
         self.tmult = types.tmult
         self.base = np.empty(n, dtype=np.int64)  # first slot of each type
@@ -362,10 +359,12 @@ class FirstPass:
         keys.drop("lastpos")
         single_counts = np.full(keys.nkeys, -1, dtype=np.int64)
         single_order = np.empty(keys.nkeys, dtype=np.int32)
-        nsingles = K.first_pass(self._order_first, self.base, self.tlen, self.tmult, self.best, self.S, keys.words,
+        # types are numbered in first-occurrence order (each part's in its own, and the
+        # parts follow each other): the order of the C++'s first deletions (Q7)
+        in_first_order = np.arange(order.shape[0])
+        nsingles = K.first_pass(in_first_order, self.base, self.tlen, self.tmult, self.best, self.S, keys.words,
                                 keys.slots, occ, single_counts, single_order)
         keys.drop("occ")
-        self._order_first = None
         rows = single_order[:nsingles].astype(np.int64)
         return self.best, rows, single_counts[rows]
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import binfile
 from .codec import Model, lines_bound
 from .corpus import Corpus, ReadInto, read_fully
 from .progress import ProgressFn
@@ -45,18 +46,21 @@ class EncodedBlock:
 class _Buffers:
     """Output buffers (ids, lengths) for blocks, handed back by the consumer for reuse."""
 
-    def __init__(self, interleaved: bool) -> None:
+    def __init__(self, interleaved: bool, reference: bool) -> None:
         self.interleaved = interleaved
+        self.reference = reference  # the reference pads cut chars (Q20.1): more room
         self._free: queue.SimpleQueue = queue.SimpleQueue()
 
-    def take(self, nbytes: int, reference: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    def take(self, nbytes: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Buffers for a block of ``nbytes``: room for its worst case, so that the encoder
+        need not count what it holds."""
         try:
             ids, lengths = self._free.get_nowait()
         except queue.Empty:
             ids, lengths = np.empty(0, dtype=np.int64), None
-        need = lines_bound(nbytes, reference)  # the reference pads cut chars (Q20.1)
+        need = lines_bound(nbytes, self.reference)
         if ids.shape[0] < need:  # np.empty: only the pages written ever take memory
-            ids = np.empty(max(need, lines_bound(BLOCK_BYTES, reference)), dtype=np.int64)
+            ids = np.empty(max(need, lines_bound(BLOCK_BYTES, self.reference)), dtype=np.int64)
         if not self.interleaved and (lengths is None or lengths.shape[0] < nbytes + 1):
             lengths = np.empty(max(nbytes, BLOCK_BYTES) + 1, dtype=np.int64)
         return ids, lengths
@@ -71,9 +75,9 @@ def encoded_blocks(source: Corpus, model: Model, *, reference: bool, interleaved
     ``reference``: the reference's encodings (which may drop chars, Q14), else bbpe's
     lossless ones. Each block's arrays are valid until the next block is asked for: their
     buffers are then reused."""
-    buffers = _Buffers(interleaved)
+    buffers = _Buffers(interleaved, reference)
     if source.gbk:
-        blocks = _gbk_blocks(source, model, reference, buffers)
+        blocks = _gbk_blocks(source, model, reference, interleaved)
     else:
         blocks = _line_blocks(source, model, reference, buffers, threads)
     done = 0
@@ -88,7 +92,7 @@ def encoded_blocks(source: Corpus, model: Model, *, reference: bool, interleaved
 
 def _encode_lines(model: Model, data, para_end: bool, reference: bool, buffers: _Buffers,
                   size: int) -> tuple[EncodedBlock, tuple]:
-    ids, lengths = buffers.take(len(data), reference)
+    ids, lengths = buffers.take(len(data))
     texts, words = model.encode_lines_into(data, para_end, reference, ids, lengths)
     block = EncodedBlock(texts, ids[:words], None if lengths is None else lengths[:texts], size)
     return block, (ids, lengths)
@@ -138,30 +142,29 @@ class _ThreadReader:
 
 
 def _gbk_blocks(source: Corpus, model: Model, reference: bool,
-                buffers: _Buffers) -> Iterator[tuple[EncodedBlock, None]]:
-    """GBK mode: text by text (each converted on its own, Q19), gathered into blocks."""
-    texts: list[list[int]] = []
+                interleaved: bool) -> Iterator[tuple[EncodedBlock, None]]:
+    """GBK mode: the texts come one by one (each converted on its own, Q19); they are
+    gathered into blocks and each block is encoded in one call (``Model.encode_many``)."""
+    texts: list[bytes] = []
     size = 0
     for text in source.texts():
-        texts.append(model.encode(text, reference))
+        texts.append(text)
         size += len(text)
         if size >= BLOCK_BYTES:
-            yield _gathered(texts, size, buffers)
+            yield _encode_texts(model, texts, reference, interleaved, size), None
             texts, size = [], 0
     if texts:
-        yield _gathered(texts, size, buffers)
+        yield _encode_texts(model, texts, reference, interleaved, size), None
 
 
-def _gathered(texts: list[list[int]], size: int, buffers: _Buffers) -> tuple[EncodedBlock, None]:
-    """A block of texts encoded one by one, in the layout ``buffers`` asks for (its arrays
-    are new: nothing to hand back)."""
-    lengths = np.array([len(ids) for ids in texts], dtype=np.int64)
-    if buffers.interleaved:
-        flat = np.fromiter((x for ids in texts for x in (len(ids), *ids)), dtype=np.int64,
-                           count=int(lengths.sum()) + len(texts))
-        return EncodedBlock(len(texts), flat, None, size), None
-    flat = np.fromiter((x for ids in texts for x in ids), dtype=np.int64, count=int(lengths.sum()))
-    return EncodedBlock(len(texts), flat, lengths, size), None
+def _encode_texts(model: Model, texts: list[bytes], reference: bool, interleaved: bool, size: int) -> EncodedBlock:
+    """A block of texts, encoded into new arrays (nothing to hand back)."""
+    ids, offsets = model.encode_many(texts, reference)
+    flat = np.frombuffer(ids, dtype=np.int32).astype(np.int64)
+    lengths = np.diff(np.frombuffer(offsets, dtype=np.int64))
+    if interleaved:
+        return EncodedBlock(len(texts), binfile.interleaved(lengths, flat), None, size)
+    return EncodedBlock(len(texts), flat, lengths, size)
 
 
 def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:
