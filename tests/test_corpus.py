@@ -153,8 +153,7 @@ def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch)
 @pytest.mark.parametrize("from_file", [True, False])
 def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
     """Blocks read into one reused buffer: each ends after a delimiter (a block without
-    one grows), all of them are the corpus, and a block read later does not change what
-    the consumer had while it was the current one."""
+    one grows), and, each taken while it is the current one, all of them are the corpus."""
     import random
 
     from bbpe.corpus import _after_last_delimiter, reused_blocks
