@@ -44,7 +44,7 @@ def _signatures() -> dict:
         "reindex_types": none(U8, i8, I4),
         # first pass
         "layout_types": none(I4, I8, i8, I4, I8, S),
-        "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, TABLE, I8),
+        "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I8, i8, TABLE, I8),
         "pair_counts": none(TABLE, I8, I8),
         "best_pair": i8(I8, I8, i8),
         "first_pass": i8(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I4),

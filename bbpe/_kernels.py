@@ -167,11 +167,15 @@ def find_rows(words, slots, query, rows):
 def reindex(words, nkeys, slots):
     """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew);
     a freed row (all zero: no key has length 0) stays out."""
+    mask = slots.shape[0] - 1
     for row in range(nkeys):
         if words[row, 2] == _U64_0:
             continue
-        slot, _ = _find(words, slots, words[row, 0], words[row, 1], words[row, 2])
-        slots[slot] = row + 1
+        # the rows hold distinct keys: the first empty slot is the place, no compare needed
+        i = np.int64(_key_hash(words[row, 0], words[row, 1], words[row, 2]) & np.uint64(mask))
+        while slots[i] != 0:
+            i = (i + 1) & mask
+        slots[i] = row + 1
 
 
 @_njit
@@ -642,16 +646,23 @@ def _grown_pair_table(table):
 
 
 @_njit
-def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, table, tmeta):
+def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, table, tmeta):
     """Weighted pair counts for the types order[start:] (last-occurrence order, so slot
     order), in the pair table (above): the number of occurrences of each pair key in the
     corpus (the C++ count is one less, Q4) and its last slot; S[s, PK] gets the key of
     each pair. ``tmeta[0]`` counts the entries.
 
+    A pair seen for the first time is a new key, appended to the key rows but not indexed
+    (the caller indexes them all afterwards, ``KeyTable.index_all``): its bytes are two
+    chars', and a char is as long as its lead byte says, so they split only one way and
+    are neither a char's nor another pair's. That spares a probe of the key index, with a
+    compare against whatever key sits there, per pair.
+
     Returns (the next index into order, the table, which grows here at 3/4 full); stops
-    early when the key table might overflow ``key_limit`` (the caller grows it and calls
+    early when the key rows might overflow ``key_limit`` (the caller grows them and calls
     again).
     """
+    nslots = S.shape[0]
     for oi in range(start, order.shape[0]):
         t = order[oi]
         a, n = base[t], tlen[t]
@@ -662,15 +673,21 @@ def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limi
         mask = table.shape[0] - 1
         m = tmult[t]
         for i in range(a, a + n - 1):
-            if i + _AHEAD + 1 < a + n:
-                prefetch(table, _code_slot((np.int64(S[i + _AHEAD, TOK]) << 32) | S[i + _AHEAD + 1, TOK], mask))
+            # ahead in slot order, across types: they are laid out one after the other
+            # in this order, and most are shorter than the prefetch distance
+            j = i + _AHEAD
+            if j + 1 < nslots and S[j, TOK] >= 0 and S[j + 1, TOK] >= 0:
+                prefetch(table, _code_slot((np.int64(S[j, TOK]) << 32) | S[j + 1, TOK], mask))
             code = (np.int64(S[i, TOK]) << 32) | S[i + 1, TOK]
             e = _code_slot(code, mask)
             while table[e, _ROW] != 0 and table[e, _CODE] != code:
                 e = (e + 1) & mask
             if table[e, _ROW] == 0:
                 table[e, _CODE] = code
-                table[e, _ROW] = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK]) + 1
+                row = meta[0]
+                meta[0] = row + 1
+                words[row, 0], words[row, 1], words[row, 2] = _pair_words(words, S[i, TOK], S[i + 1, TOK])
+                table[e, _ROW] = row + 1
                 tmeta[0] += 1
             table[e, _COUNT] += m
             table[e, _LAST] = i
@@ -678,7 +695,7 @@ def count_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limi
     return order.shape[0], table
 
 
-_AHEAD = 8  # pairs: a prefetch has time to arrive
+_AHEAD = 16  # slots: a prefetch has time to arrive (8 and 32 were slower on zh-large)
 
 
 @_njit

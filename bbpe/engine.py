@@ -114,6 +114,13 @@ class KeyTable:
             self.slots = np.zeros(_pow2_at_least(2 * target), dtype=np.int32)
             K.reindex(self.words, self.nkeys, self.slots)
 
+    def index_all(self) -> None:
+        """Index every row, after a kernel appended keys without indexing them; with room
+        for ``GROWTH`` times as many more, as ``reserve`` leaves it."""
+        size = _pow2_at_least(2 * (self.nkeys + int(self.GROWTH * self.nkeys)))
+        self.slots = np.zeros(max(size, self.slots.shape[0]), dtype=np.int32)
+        K.reindex(self.words, self.nkeys, self.slots)
+
     def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(n, 24) uint8`` zero-padded bytes and ``(n,) uint8`` lengths of these keys."""
         words = self.words[rows]
@@ -347,11 +354,12 @@ class FirstPass:
         tmeta = np.zeros(1, dtype=np.int64)
         while start < n:
             start, table = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words,
-                                         keys.slots, keys.meta, keys.room, table, tmeta)
+                                         keys.meta, keys.capacity, table, tmeta)
             if start < n:
-                keys.reserve(int(self.tlen[order[start]]))
+                keys.reserve_rows(int(self.tlen[order[start]]) + int(keys.GROWTH * keys.nkeys))
             if progress:
                 progress("count", start, n)
+        keys.index_all()  # count_slots appends the pair keys without indexing them
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
         K.pair_counts(table, occ, lastpos)
         del table
