@@ -516,10 +516,54 @@ def _same_tokens(toks, a, b, length):
     return True
 
 
+_SCAN_BATCH = 32  # lists cut and hashed before the first of them is looked up
+
+
+@_inline
+def _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast, thash, tslots):
+    """Add a batch of cut lists to the type store, in order; returns (types, tokens).
+
+    List b's tokens were cut to ttoks[bstart[b]:] (after the store's nt tokens and the
+    batch's earlier lists), its hash and index are bhash[b] and blist[b]. A new list's
+    tokens move down to the end of the store (only after a repeat of the batch), a
+    repeat's are dropped.
+    """
+    tmask = tslots.shape[0] - 1
+    for b in range(nb):
+        src, length, h = bstart[b], blen[b], bhash[b]
+        slot = np.int64(h & np.uint64(tmask))
+        while True:
+            t = np.int64(tslots[slot]) - 1
+            if t < 0:
+                if src != nt:
+                    for q in range(length):  # downwards: safe although the ranges may overlap
+                        ttoks[nt + q] = ttoks[src + q]
+                tslots[slot] = ntypes + 1
+                thash[ntypes] = h
+                tstart[ntypes + 1] = nt + length
+                tmult[ntypes] = 1
+                tlast[ntypes] = blist[b]
+                ntypes += 1
+                nt += length
+                break
+            if thash[t] == h and tstart[t + 1] - tstart[t] == length and _same_tokens(ttoks, tstart[t], src, length):
+                tmult[t] += 1
+                tlast[t] = blist[b]
+                break
+            slot = (slot + 1) & tmask
+    _release(bstart, blen, bhash, blist, ttoks, tstart, tmult, tlast)
+    _release(thash, tslots)
+    return ntypes, nt
+
+
 @_njit
 def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tlast, thash, tslots, tmeta,
                memo):
     """Cut buf[start:] into lists (as ``segment_lists``) and add them to the type store.
+
+    The lists are looked up in the type index in batches (``_SCAN_BATCH``): each is cut
+    and hashed, and its index entry asked for (prefetched), before the batch's lookups
+    begin, so that their cache misses overlap (the lookups were half of the scan's time).
 
     Stops before a segment that might not fit (keys beyond ``key_limit``, tokens or types
     beyond the arrays, the index more than half full) and returns (its offset, its length),
@@ -528,6 +572,12 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
     n = buf.shape[0]
     ntypes, nt, nlists = tmeta[0], tmeta[1], tmeta[2]
     tmask = tslots.shape[0] - 1
+    bstart = np.empty(_SCAN_BATCH, dtype=np.int64)
+    blen = np.empty(_SCAN_BATCH, dtype=np.int64)
+    bhash = np.empty(_SCAN_BATCH, dtype=np.uint64)
+    blist = np.empty(_SCAN_BATCH, dtype=np.int64)
+    nb = 0
+    cut = nt  # where the next list's tokens go: after the batch's
     seg_start = start
     i = start
     while i <= n:
@@ -538,36 +588,35 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
             i += 1
             continue
         seglen = i - seg_start
-        if (meta[0] + seglen > key_limit or nt + seglen > ttoks.shape[0] or ntypes + 2 > tmult.shape[0]
-                or 2 * (ntypes + 1) > tslots.shape[0]):
-            tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
-            return seg_start, seglen
-        k = _cut_segment_memo(buf, seg_start, i, words, slots, meta, ttoks, nt, memo)
-        if k - nt >= 2:
+        if (meta[0] + seglen > key_limit or cut + seglen > ttoks.shape[0] or ntypes + nb + 2 > tmult.shape[0]
+                or 2 * (ntypes + nb + 1) > tslots.shape[0]):
+            if nb == 0:
+                tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
+                return seg_start, seglen
+            ntypes, nt = _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast,
+                                      thash, tslots)
+            nb = 0
+            cut = nt
+            continue  # the same segment again, with the batch out of the way
+        k = _cut_segment_memo(buf, seg_start, i, words, slots, meta, ttoks, cut, memo)
+        if k - cut >= 2:
             h = _SEQ_SEED
-            for q in range(nt, k):
+            for q in range(cut, k):
                 h = (h ^ np.uint64(ttoks[q] + 1)) * _M1
             h ^= h >> _SH29
-            slot = np.int64(h & np.uint64(tmask))
-            while True:
-                t = np.int64(tslots[slot]) - 1
-                if t < 0:
-                    tslots[slot] = ntypes + 1
-                    thash[ntypes] = h
-                    tstart[ntypes + 1] = k
-                    tmult[ntypes] = 1
-                    tlast[ntypes] = nlists
-                    ntypes += 1
-                    nt = k
-                    break
-                if thash[t] == h and tstart[t + 1] - tstart[t] == k - nt and _same_tokens(ttoks, tstart[t], nt, k - nt):
-                    tmult[t] += 1
-                    tlast[t] = nlists
-                    break
-                slot = (slot + 1) & tmask
+            prefetch(tslots, np.int64(h & np.uint64(tmask)))
+            bstart[nb], blen[nb], bhash[nb], blist[nb] = cut, k - cut, h, nlists
+            nb += 1
+            cut = k
             nlists += 1
+            if nb == _SCAN_BATCH:
+                ntypes, nt = _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast,
+                                          thash, tslots)
+                nb = 0
+                cut = nt
         i += dlen
         seg_start = i
+    ntypes, nt = _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast, thash, tslots)
     tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
     return n, 0
 
