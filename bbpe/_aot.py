@@ -47,7 +47,7 @@ def _signatures() -> dict:
         "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I8, i8, TABLE, I8),
         "pair_counts": none(TABLE, I8, I8),
         "best_pair": i8(I8, I8, i8),
-        "first_pass": i8(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I4),
+        "first_pass": none(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I8),
         # merges
         "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST),
         "heap_rebuild": i8(I4, I4, I4, I8, KST, i8),

@@ -777,17 +777,20 @@ def best_pair(occ, lastpos, nkeys):
 
 
 @_njit
-def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_counts, single_order):
-    """The first pass of MergeMaxPairWord (Q6) on every type, in first-occurrence order.
+def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_counts, single_first):
+    """The first pass of MergeMaxPairWord (Q6) on the types ``order``, in any order.
 
     The same walk as ``apply_pass`` with ``first_pass`` set, on weighted counts: a key is
     "count 0" when it occurs at most once in the whole corpus. Each type is rewritten in
-    place, tokens and pair keys (-1 where a pair is new), and followed by a SENTINEL and
-    DEAD slots; tlen[t] becomes its new length (0, and all DEAD, when one element or none
-    is left). Deleting a key in a type of multiplicity m counts m deletions; the first
-    deletion of a key counts 0. Returns the number of singles in ``single_order``.
+    place, tokens and pair keys (-1 where a pair is new, or not in ``slots``), and followed
+    by a SENTINEL and DEAD slots; tlen[t] becomes its new length (0, and all DEAD, when one
+    element or none is left). A type's walk reads only its own slots and the counts of
+    the pass, so types can be walked in any order, in pieces: deleting a key in a type of
+    multiplicity m adds m to single_counts[key], and single_first[key] keeps the smallest
+    (type << 32 | offset in the type) of its deletions. Types are numbered in the order of
+    their first occurrence, which is the order the C++ walks them in, so that is the
+    order of the C++'s first deletions (Q7); the caller subtracts the 1 of the first.
     """
-    nsingles = 0
     for oi in range(order.shape[0]):
         t = order[oi]
         start = base[t]
@@ -808,12 +811,8 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
                 if left >= 0:
                     left_occ = occ[left]
             if left_occ <= 1 and occ[right] <= 1:
-                if single_counts[cur] < 0:
-                    single_counts[cur] = m - 1
-                    single_order[nsingles] = cur
-                    nsingles += 1
-                else:
-                    single_counts[cur] += m
+                single_counts[cur] += m
+                single_first[cur] = min(single_first[cur], (np.int64(t) << 32) | (r - start))
                 r += 1
                 known_left = False
                 continue
@@ -848,7 +847,6 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
             S[i, TOK] = DEAD if i < end or n == 0 else SENTINEL
             S[i, PK] = -1
         tlen[t] = n
-    return nsingles
 
 
 # --------------------------------------------------------------------------- incremental merges

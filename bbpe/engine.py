@@ -326,6 +326,7 @@ class FirstPass:
     (Q6) on them; ``run`` returns the winner and the singles."""
 
     RESERVE_ROWS = True  # key rows for every pair up front (lazily zeroed: no memory until used)
+    PIECES = 16  # of the slot order: the first pass hands them to the linking one by one
 
     def __init__(self, types: ScannedTypes, keys: KeyTable) -> None:
         self.keys = keys
@@ -341,10 +342,18 @@ class FirstPass:
         types.layout(self.base, self.S)
         self.S[nslots] = (L.SENTINEL, -1, -1, -1)
         self.best = -1
+        self.smul: np.ndarray | None = None  # set by the linking (``run``)
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
-        """(winner row or -1, single rows in first-deletion order, their counts)."""
+        """(winner row or -1, single rows in first-deletion order, their counts).
+
+        Counts the pairs, then runs the first pass in pieces of the slot order on a thread
+        of its own (``training_threads`` > 1) while this one links each piece walked into
+        the occurrence lists the merges start from (when there is a winner: no merge can
+        follow otherwise).
+        """
         keys, order = self.keys, self.order
+        self._check_counters()
         start, n = 0, order.shape[0]
         if self.RESERVE_ROWS:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
@@ -365,16 +374,77 @@ class FirstPass:
         del table
         self.best = int(K.best_pair(occ, lastpos, keys.nkeys))
         keys.drop("lastpos")
-        single_counts = np.full(keys.nkeys, -1, dtype=np.int64)
-        single_order = np.empty(keys.nkeys, dtype=np.int32)
-        # types are numbered in first-occurrence order (each part's in its own, and the
-        # parts follow each other): the order of the C++'s first deletions (Q7)
-        in_first_order = np.arange(order.shape[0])
-        nsingles = K.first_pass(in_first_order, self.base, self.tlen, self.tmult, self.best, self.S, keys.words,
-                                keys.slots, occ, single_counts, single_order)
+        single_counts = np.zeros(keys.nkeys, dtype=np.int64)
+        single_first = np.full(keys.nkeys, np.iinfo(np.int64).max, dtype=np.int64)
+        # The first pass looks keys up while the linking adds keys to the index (and may
+        # replace it): it gets a copy of its own, of the keys it can find (chars and pairs)
+        lookup = keys.slots.copy()
+        words = keys.words
+
+        def walk(piece: np.ndarray) -> None:
+            K.first_pass(piece, self.base, self.tlen, self.tmult, self.best, self.S, words, lookup, occ,
+                         single_counts, single_first)
+
+        pieces = np.array_split(order, min(self.PIECES, max(1, n)))
+        for piece in _pipelined(walk, pieces, threaded=self.best >= 0 and training_threads() > 1):
+            if self.best >= 0:
+                self._link(piece)
         keys.drop("occ")
-        rows = single_order[:nsingles].astype(np.int64)
-        return self.best, rows, single_counts[rows]
+        rows = np.flatnonzero(single_counts)
+        rows = rows[np.argsort(single_first[rows], kind="stable")]
+        return self.best, rows, single_counts[rows] - 1  # Q4: the first deletion counts 0
+
+    def _check_counters(self) -> None:
+        tokens = int((self.tlen * self.tmult).sum())
+        if tokens >= 2**31:
+            raise ValueError(f"the corpus has {tokens:,} chars in training lists; the merge counters hold 2**31")
+
+    def _link(self, piece: np.ndarray) -> None:
+        """Link the pairs of these types (walked by the first pass, in slot order after the
+        ones linked before) into their keys' occurrence lists."""
+        keys = self.keys
+        if self.smul is None:
+            # the multiplicity of each slot's type (a site's weight); np.empty: the pages
+            # of slots the first pass emptied are never touched
+            self.smul = np.empty(self.S.shape[0], dtype=np.int32)
+        start = 0
+        while start < piece.shape[0]:
+            start = K.link_slots(piece, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
+                                 keys.meta, keys.room, self.smul, keys.per_key("kst", np.int32, (0, -1, -1, 0)))
+            if start < piece.shape[0]:
+                keys.reserve(int(self.tlen[piece[start]]))
+
+
+def _pipelined(task: Callable[[T], None], items: Sequence[T], threaded: bool) -> Iterator[T]:
+    """Each item once task(item) is done, in order. When ``threaded``, the tasks run one
+    after the other on a thread of their own, so that the caller's work on an item
+    overlaps the task on the next; an exception there is raised here."""
+    if not threaded:
+        for item in items:
+            task(item)
+            yield item
+        return
+    failed = []
+
+    def guarded(item: T) -> None:
+        if failed:
+            return  # an item before this one failed: the caller stops there
+        try:
+            task(item)
+        except BaseException:
+            failed.append(item)
+            raise
+
+    # one worker: the items are taken in the order they are submitted
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-first-pass") as pool:
+        futures = [pool.submit(guarded, item) for item in items]
+        try:
+            for item, future in zip(items, futures):
+                future.result()
+                yield item
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 class Merger:
@@ -385,22 +455,11 @@ class Merger:
     HEAP_SPARE = 1024  # the heap starts with room for two entries per live key, plus this
 
     def __init__(self, first: FirstPass) -> None:
-        tokens = int((first.tlen * first.tmult).sum())
-        if tokens >= 2**31:
-            raise ValueError(f"the corpus has {tokens:,} chars in training lists; the merge counters hold 2**31")
+        """The state after ``first.run()``, which linked the lists when it found a winner."""
         keys = self.keys = first.keys
         self.S = first.S
         self.nslots = self.S.shape[0]
-        # the multiplicity of each slot's type (a site's weight); np.empty: the pages of
-        # slots the first pass emptied are never touched
-        self.smul = np.empty(self.nslots, dtype=np.int32)
-        order = first.order
-        start = 0
-        while start < order.shape[0]:
-            start = K.link_slots(order, start, first.base, first.tlen, first.tmult, self.S, keys.words, keys.slots,
-                                 keys.meta, keys.room, self.smul, self._kst)
-            if start < order.shape[0]:
-                keys.reserve(int(first.tlen[order[start]]))
+        self.smul = first.smul
         self.smeta = np.zeros(2, dtype=np.int64)  # slots merged away since the last compaction, steps
         self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
         kst = self._kst

@@ -168,6 +168,44 @@ def test_growth_changes_nothing(seed, tiny_tables):
     assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == simple
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_first_pass_in_pieces_changes_nothing(seed, monkeypatch):
+    """The first pass walks the types in pieces of the slot order, on a thread of its own
+    while the linking follows (``FirstPass.run``); the singles' order comes from the type
+    numbers (Q7), not from the walk. Any number of pieces, on one thread or two, gives
+    the simple engine's vocabulary."""
+    from bbpe import engine
+
+    rng = random.Random(50_000 + seed)
+    monkeypatch.setattr(engine.FirstPass, "PIECES", rng.choice([1, 2, 3, 7, 64]))
+    monkeypatch.setenv("BBPE_THREADS", str(1 + seed % 2))
+    data = random_corpus(rng, invalid=seed % 3 == 0)
+    simple, incremental = both([data], rng.choice(VOCAB_SIZES))
+    assert incremental == simple
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_an_error_in_the_first_pass_reaches_the_caller(threads, monkeypatch):
+    """A piece of the first pass that fails on its thread raises in the trainer's."""
+    from bbpe import engine
+
+    walked = []
+    first_pass = engine.K.first_pass
+
+    def failing(order, *args):
+        walked.append(len(order))
+        if len(walked) == 3:
+            raise MemoryError("the third piece")
+        return first_pass(order, *args)
+
+    monkeypatch.setattr(engine.K, "first_pass", failing)
+    monkeypatch.setattr(engine.FirstPass, "PIECES", 5)
+    monkeypatch.setenv("BBPE_THREADS", threads)
+    with pytest.raises(MemoryError, match="the third piece"):
+        train_vocabulary([TANG300.read_bytes()], 2000)
+    assert len(walked) == 3
+
+
 def test_training_runs_compiled_kernels():
     """The build compiles the kernels ahead of time (setup.py, bbpe/_aot.py): training
     loads neither numba nor LLVM."""
