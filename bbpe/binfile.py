@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import io
 import os
-import secrets
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -233,7 +232,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path}: is a directory")
-    tmp = os.path.join(directory, f".bbpe-{secrets.token_hex(8)}.tmp")
+    tmp = os.path.join(directory, f".bbpe-{os.urandom(8).hex()}.tmp")  # secrets.token_hex, without its imports
     fd, anonymous = _open_unnamed(directory)
     if fd < 0:
         # 0o666 minus the umask, as a plain open() would give (mkstemp would make it 0600)
