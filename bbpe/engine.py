@@ -353,7 +353,6 @@ class FirstPass:
         follow otherwise).
         """
         keys, order = self.keys, self.order
-        self._check_counters()
         start, n = 0, order.shape[0]
         if self.RESERVE_ROWS:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
@@ -374,6 +373,8 @@ class FirstPass:
         del table
         self.best = int(K.best_pair(occ, lastpos, keys.nkeys))
         keys.drop("lastpos")
+        if self.best >= 0:
+            self._check_counters()
         single_counts = np.zeros(keys.nkeys, dtype=np.int64)
         single_first = np.full(keys.nkeys, np.iinfo(np.int64).max, dtype=np.int64)
         # The first pass looks keys up while the linking adds keys to the index (and may
@@ -395,6 +396,8 @@ class FirstPass:
         return self.best, rows, single_counts[rows] - 1  # Q4: the first deletion counts 0
 
     def _check_counters(self) -> None:
+        """The linking and the merges count in int32 (before the first pass: its deletions
+        only lower the count)."""
         tokens = int((self.tlen * self.tmult).sum())
         if tokens >= 2**31:
             raise ValueError(f"the corpus has {tokens:,} chars in training lists; the merge counters hold 2**31")
