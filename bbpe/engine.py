@@ -116,9 +116,10 @@ class KeyTable:
 
     def index_all(self) -> None:
         """Index every row, after a kernel appended keys without indexing them; with room
-        for ``GROWTH`` times as many more, as ``reserve`` leaves it."""
-        size = _pow2_at_least(2 * (self.nkeys + int(self.GROWTH * self.nkeys)))
-        self.slots = np.zeros(max(size, self.slots.shape[0]), dtype=np.int32)
+        for ``GROWTH`` times as many more, as ``reserve`` leaves it. The index is sized for
+        the keys there are, not for what a long segment of the scan once made room for:
+        the first pass works on a copy of it (``FirstPass.run``)."""
+        self.slots = np.zeros(_pow2_at_least(2 * (self.nkeys + int(self.GROWTH * self.nkeys))), dtype=np.int32)
         K.reindex(self.words, self.nkeys, self.slots)
 
     def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
