@@ -135,6 +135,24 @@ def _find(words, slots, w0, w1, w2):
 
 
 @_inline
+def _home(words, slots, row):
+    """The index slot where the key in ``row`` is looked up first."""
+    return np.int64(_key_hash(words[row, 0], words[row, 1], words[row, 2]) & np.uint64(slots.shape[0] - 1))
+
+
+@_inline
+def _append_row(words, meta, w0, w1, w2):
+    """Put a new key in the next row, not indexed; returns the row."""
+    row = meta[0]
+    meta[0] = row + 1
+    words[row, 0] = w0
+    words[row, 1] = w1
+    words[row, 2] = w2
+    _release(words, meta)
+    return row
+
+
+@_inline
 def _store(words, slots, slot, row, w0, w1, w2):
     """Put a new key in row ``row`` and index it at the empty ``slot``; returns the row."""
     words[row, 0] = w0
@@ -149,9 +167,8 @@ def intern(words, slots, meta, w0, w1, w2):
     """Row of the key, added if new. The caller guarantees room (``KeyTable.reserve``)."""
     slot, row = _find(words, slots, w0, w1, w2)
     if row < 0:
-        row = meta[0]
-        meta[0] = row + 1
-        _store(words, slots, slot, row, w0, w1, w2)
+        row = _append_row(words, meta, w0, w1, w2)
+        slots[slot] = row + 1
     _release(words, slots, meta)
     return row
 
@@ -172,7 +189,7 @@ def reindex(words, nkeys, slots):
         if words[row, 2] == _U64_0:
             continue
         # the rows hold distinct keys: the first empty slot is the place, no compare needed
-        i = np.int64(_key_hash(words[row, 0], words[row, 1], words[row, 2]) & np.uint64(mask))
+        i = _home(words, slots, row)
         while slots[i] != 0:
             i = (i + 1) & mask
         slots[i] = row + 1
@@ -733,10 +750,8 @@ def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, tabl
                 e = (e + 1) & mask
             if table[e, _ROW] == 0:
                 table[e, _CODE] = code
-                row = meta[0]
-                meta[0] = row + 1
-                words[row, 0], words[row, 1], words[row, 2] = _pair_words(words, S[i, TOK], S[i + 1, TOK])
-                table[e, _ROW] = row + 1
+                w0, w1, w2 = _pair_words(words, S[i, TOK], S[i + 1, TOK])
+                table[e, _ROW] = _append_row(words, meta, w0, w1, w2) + 1
                 tmeta[0] += 1
             table[e, _COUNT] += m
             table[e, _LAST] = i
@@ -1090,11 +1105,6 @@ def _link(s, k, m, S, kst, finger):
     _connect(S, kst, k, p, s)
     _connect(S, kst, k, s, q)
     _release(S, kst, finger)
-
-
-@_inline
-def _home(words, slots, row):
-    return np.int64(_key_hash(words[row, 0], words[row, 1], words[row, 2]) & np.uint64(slots.shape[0] - 1))
 
 
 @_inline
