@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 import numpy as np
 
 from . import _layout as L
 from ._compiled import kernels as K
+from ._threads import on_threads, pipelined
 from .progress import ProgressFn
 from .vocab import KEY_BYTES, key_matrix
-
-T = TypeVar("T")
 
 
 def _zeros_like_grown(array: np.ndarray, size: int, used: int | None = None) -> np.ndarray:
@@ -244,17 +241,7 @@ class ScannedTypes:
             store = self.stores[i]
             K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], base[firsts[i] : firsts[i + 1]], S)
 
-        _on_threads(lay_out, len(self.stores))
-
-
-def _on_threads(task: Callable[[int], T], n: int) -> list[T]:
-    """[task(0), ..., task(n - 1)], task(0) on this thread and each other on one of its own
-    (the kernels release the GIL); an exception in any of them is raised here."""
-    if n == 1:
-        return [task(0)]
-    with ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="bbpe") as pool:
-        futures = [pool.submit(task, i) for i in range(1, n)]
-        return [task(0)] + [future.result() for future in futures]
+        on_threads(lay_out, len(self.stores))
 
 
 def training_threads() -> int:
@@ -290,7 +277,7 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
         return _scan_part(parts[i], part_keys[i], size_hint // len(parts), done, i, report if i == 0 else None)
 
     part_keys = [keys] + [KeyTable() for _ in parts[1:]]
-    stores = _on_threads(scan_part, len(parts))
+    stores = on_threads(scan_part, len(parts))
     rowmaps = [np.arange(keys.nkeys, dtype=np.int32)]
     for other in part_keys[1:]:  # in part order: rows come out as one scan would make them
         keys.reserve(other.nkeys)
@@ -388,7 +375,7 @@ class FirstPass:
                          single_counts, single_first)
 
         pieces = np.array_split(order, min(self.PIECES, max(1, n)))
-        for piece in _pipelined(walk, pieces, threaded=self.best >= 0 and training_threads() > 1):
+        for piece in pipelined(walk, pieces, threaded=self.best >= 0 and training_threads() > 1):
             if self.best >= 0:
                 self._link(piece)
         keys.drop("occ")
@@ -417,38 +404,6 @@ class FirstPass:
                                  keys.meta, keys.room, self.smul, keys.per_key("kst", np.int32, (0, -1, -1, 0)))
             if start < piece.shape[0]:
                 keys.reserve(int(self.tlen[piece[start]]))
-
-
-def _pipelined(task: Callable[[T], None], items: Sequence[T], threaded: bool) -> Iterator[T]:
-    """Each item once task(item) is done, in order. When ``threaded``, the tasks run one
-    after the other on a thread of their own, so that the caller's work on an item
-    overlaps the task on the next; an exception there is raised here."""
-    if not threaded:
-        for item in items:
-            task(item)
-            yield item
-        return
-    failed = []
-
-    def guarded(item: T) -> None:
-        if failed:
-            return  # an item before this one failed: the caller stops there
-        try:
-            task(item)
-        except BaseException:
-            failed.append(item)
-            raise
-
-    # one worker: the items are taken in the order they are submitted
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-first-pass") as pool:
-        futures = [pool.submit(guarded, item) for item in items]
-        try:
-            for item, future in zip(items, futures):
-                future.result()
-                yield item
-        finally:
-            for future in futures:
-                future.cancel()
 
 
 class Merger:

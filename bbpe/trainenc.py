@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import binfile
+from ._threads import bounded_map
 from .codec import Model, lines_bound
 from .corpus import Corpus, ReadInto, read_fully
 from .progress import ProgressFn
@@ -109,7 +109,7 @@ def _line_blocks(source: Corpus, model: Model, reference: bool, buffers: _Buffer
                 block, para_end = item
                 return _encode_lines(model, block, para_end, reference, buffers, len(block))
 
-            yield from _bounded_map(pool, encode_block, source.line_blocks(BLOCK_BYTES), ahead=threads)
+            yield from bounded_map(pool, encode_block, source.line_blocks(BLOCK_BYTES), ahead=threads)
             return
         with source.open_reader() as read_into:
             read = _ThreadReader(read_into)
@@ -119,7 +119,7 @@ def _line_blocks(source: Corpus, model: Model, reference: bool, buffers: _Buffer
                 data, para_end = read(start, stop)
                 return _encode_lines(model, data, para_end, reference, buffers, stop - start)
 
-            yield from _bounded_map(pool, encode_range, ranges, ahead=threads)
+            yield from bounded_map(pool, encode_range, ranges, ahead=threads)
 
 
 class _ThreadReader:
@@ -165,14 +165,3 @@ def _encode_texts(model: Model, texts: list[bytes], reference: bool, interleaved
     if interleaved:
         return EncodedBlock(len(texts), binfile.interleaved(lengths, flat), None, size)
     return EncodedBlock(len(texts), flat, lengths, size)
-
-
-def _bounded_map(pool: ThreadPoolExecutor, fn: Callable, items: Iterable, ahead: int) -> Iterator:
-    """``pool.map`` in order, but with at most ``ahead`` items in flight (memory stays flat)."""
-    pending: deque = deque()
-    for item in items:
-        pending.append(pool.submit(fn, item))
-        if len(pending) > ahead:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()

@@ -1,0 +1,58 @@
+"""The three ways training spreads work over threads. The compiled kernels release the GIL,
+so the threads run side by side."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def on_threads(task: Callable[[int], T], n: int) -> list[T]:
+    """[task(0), ..., task(n - 1)], task(0) on this thread and each other on one of its own;
+    an exception in any of them is raised here."""
+    if n == 1:
+        return [task(0)]
+    with ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="bbpe") as pool:
+        futures = [pool.submit(task, i) for i in range(1, n)]
+        return [task(0)] + [future.result() for future in futures]
+
+
+def bounded_map(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Iterable[T], ahead: int) -> Iterator[R]:
+    """``pool.map`` in order, but with at most ``ahead`` items in flight (memory stays flat)."""
+    pending: deque = deque()
+    for item in items:
+        pending.append(pool.submit(fn, item))
+        if len(pending) > ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def pipelined(task: Callable[[T], None], items: Sequence[T], threaded: bool) -> Iterator[T]:
+    """Each item once task(item) is done, in order. When ``threaded``, the tasks run one
+    after the other on a thread of their own, one item ahead of the caller, so that the
+    caller's work on an item overlaps the task on the next; an exception there is raised
+    here, and the items after it are not taken."""
+    if not threaded:
+        for item in items:
+            task(item)
+            yield item
+        return
+    failed = []
+
+    def guarded(item: T) -> None:
+        if not failed:
+            try:
+                task(item)
+            except BaseException:
+                failed.append(item)
+                raise
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-pipeline") as pool:
+        for item, _ in zip(items, bounded_map(pool, guarded, items, ahead=1)):
+            yield item
