@@ -4,9 +4,11 @@ Three stages, each a few numba kernels (``_kernels``): **scan** cuts the corpus 
 lists and stores each distinct list once, as a type with its multiplicity and last
 occurrence, numbered in first-occurrence order (a large corpus in consecutive parts, a
 thread and a type store each, which the kernels allow by releasing the GIL); **first
-pass** counts the pairs and runs the C++ first pass (Q6) on the types; **merges** lays
-the surviving types out as linked slots and applies one merge after the other, updating
-counts only around the merged positions, with a lazy heap choosing the winner (Q5).
+pass** lays the types out as slots, counts the pairs, runs the C++ first pass (Q6) on
+them and links the surviving pairs into occurrence lists (the first pass on a thread of
+its own, a piece ahead of the linking); **merges** applies one merge after the other,
+updating counts only around the merged positions, with a lazy heap choosing the winner
+(Q5).
 Growth: what is touched all over as it fills (the key index, the pair table, the heap)
 grows inside the kernels; the rest is reserved here, as ``np.zeros`` whose pages cost no
 memory until used, and a kernel that might outgrow it stops and reports, so that the
@@ -330,7 +332,7 @@ class FirstPass:
         types.layout(self.base, self.S)
         self.S[nslots] = (L.SENTINEL, -1, -1, -1)
         self.best = -1
-        self.smul: np.ndarray | None = None  # set by the linking (``run``)
+        self.smul: np.ndarray | None = None  # set by ``run`` when it links the lists
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
         """(winner row or -1, single rows in first-deletion order, their counts).
@@ -363,11 +365,18 @@ class FirstPass:
         keys.drop("lastpos")
         if self.best >= 0:
             self._check_counters()
-        single_counts = np.zeros(keys.nkeys, dtype=np.int64)
-        single_first = np.full(keys.nkeys, np.iinfo(np.int64).max, dtype=np.int64)
-        # The first pass looks keys up while the linking adds keys to the index (and may
-        # replace it): it gets a copy of its own, of the keys it can find (chars and pairs)
-        lookup = keys.slots.copy()
+        # only chars are ever deleted (a merged element is not looked at again, Q6)
+        single_counts = np.zeros(self.nchars, dtype=np.int64)
+        single_first = np.full(self.nchars, np.iinfo(np.int64).max, dtype=np.int64)
+        link = self.best >= 0
+        if link:
+            # the multiplicity of each slot's type (a site's weight); np.empty: the pages
+            # of slots the first pass emptied are never touched
+            self.smul = np.empty(self.S.shape[0], dtype=np.int32)
+        # The first pass looks keys up while the linking adds keys to the index and may
+        # replace it (and the rows): it keeps a copy of the index and the rows as they are
+        # now, which hold every key it can find (chars and pairs of two)
+        lookup = keys.slots.copy() if link else keys.slots
         words = keys.words
 
         def walk(piece: np.ndarray) -> None:
@@ -375,8 +384,8 @@ class FirstPass:
                          single_counts, single_first)
 
         pieces = np.array_split(order, min(self.PIECES, max(1, n)))
-        for piece in pipelined(walk, pieces, threaded=self.best >= 0 and training_threads() > 1):
-            if self.best >= 0:
+        for piece in pipelined(walk, pieces, threaded=link and training_threads() > 1):
+            if link:
                 self._link(piece)
         keys.drop("occ")
         rows = np.flatnonzero(single_counts)
@@ -394,10 +403,6 @@ class FirstPass:
         """Link the pairs of these types (walked by the first pass, in slot order after the
         ones linked before) into their keys' occurrence lists."""
         keys = self.keys
-        if self.smul is None:
-            # the multiplicity of each slot's type (a site's weight); np.empty: the pages
-            # of slots the first pass emptied are never touched
-            self.smul = np.empty(self.S.shape[0], dtype=np.int32)
         start = 0
         while start < piece.shape[0]:
             start = K.link_slots(piece, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
