@@ -720,9 +720,9 @@ def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, tabl
 
     A pair seen for the first time is a new key, appended to the key rows but not indexed
     (the caller indexes them all afterwards, ``KeyTable.index_all``): its bytes are two
-    chars', and a char is as long as its lead byte says, so they split only one way and
-    are neither a char's nor another pair's. That spares a probe of the key index, with a
-    compare against whatever key sits there, per pair.
+    chars', and a char is as long as its lead byte says (Q2; a cut char is padded, Q20.1),
+    so they split only one way and are neither a char's nor another pair's. That spares a
+    probe of the key index, with a compare against whatever key sits there, per pair.
 
     Returns (the next index into order, the table, which grows here at 3/4 full); stops
     early when the key rows might overflow ``key_limit`` (the caller grows them and calls
