@@ -19,6 +19,7 @@ DIRTY = 1  # FLAGS bits
 IN_VOCAB = 2  # in the vocabulary: its row must keep its bytes
 TOKEN = 4  # a token (a char or a winner): slots refer to it
 FINGER = 8  # finger[K] holds the slot linked into K last in this step (``_link``)
+RAISED = 16  # linked into in this step: its heap entry may be too low (``run_merges``)
 
 # Status codes of ``run_merges`` besides 0 (steps done) and 1 (limit reached)
 NO_WINNER = -1  # no pair occurs twice any more

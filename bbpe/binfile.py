@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import os
 import struct
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -203,8 +204,10 @@ def write_bin_streamed(path: str | os.PathLike[str], records: np.ndarray,
         f.write(np.ascontiguousarray(records.astype(RECORD, copy=False)).data)
         at = f.tell()
         f.write(bytes(8))
+        writeback = _Writeback(f)
         for texts, words in encodings:
             f.write(words.astype("<i8", copy=False).data)
+            writeback.written()
             count += texts
         f.seek(at)
         f.write(struct.pack("<Q", count))
@@ -212,6 +215,48 @@ def write_bin_streamed(path: str | os.PathLike[str], records: np.ndarray,
 
     atomic_write(path, write)
     return count
+
+
+class _Writeback:
+    """Has the kernel start writing a file being written in steps to disk as it goes, so
+    that the ``fsync`` before it is renamed into place (``atomic_write``) waits for little:
+    the 58 MB ``.bin`` of zh-large at 8000 waited 17-20 ms for its fsync before, and next
+    to nothing with this. Linux's ``sync_file_range(SYNC_FILE_RANGE_WRITE)``, which does not
+    wait; elsewhere, or if it fails, nothing (the fsync does it all, as before)."""
+
+    STEP = 8 << 20  # bytes written between two calls
+    _SYNC_FILE_RANGE_WRITE = 2  # <fcntl.h>
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self._done = f.tell()
+        self._start = self._function()
+
+    @staticmethod
+    def _function() -> Callable[..., int] | None:
+        if not sys.platform.startswith("linux"):
+            return None
+        import ctypes  # here: only a streamed write needs it
+
+        try:
+            function = ctypes.CDLL(None).sync_file_range
+        except (OSError, AttributeError):
+            return None
+        function.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
+        function.restype = ctypes.c_int
+        return function
+
+    def written(self) -> None:
+        """Call after each write: every ``STEP`` bytes, what is new is flushed to the kernel
+        and its writing started."""
+        if self._start is None:
+            return
+        end = self._f.tell()
+        if end - self._done >= self.STEP:
+            self._f.flush()
+            if self._start(self._f.fileno(), self._done, end - self._done, self._SYNC_FILE_RANGE_WRITE) != 0:
+                self._start = None  # a filesystem without it: stop asking
+            self._done = end
 
 
 def write_bin(path: str | os.PathLike[str], contents: BinContents) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -184,6 +186,45 @@ def test_training_straight_into_the_file(tmp_path, monkeypatch, mode):
     assert tok.n_train_encodings == 0
     assert binfile.encoding_count(out) == len(bbpe.Tokenizer.load(out).train_encodings) == 4 * 9
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "out.bin"]  # no temporary left
+
+
+@pytest.mark.parametrize("result", [0, -1])
+def test_a_streamed_file_goes_to_disk_as_it_grows(tmp_path, monkeypatch, result):
+    """The streamed ``.bin`` asks the kernel to start writing each new stretch of it
+    (``_Writeback``): stretches in order, each from where the last ended; if the kernel
+    refuses (-1: a filesystem without ``sync_file_range``), it is not asked again. The file
+    is the same either way."""
+    from bbpe import binfile, trainenc
+
+    monkeypatch.setattr(trainenc, "BLOCK_BYTES", 50)
+    monkeypatch.setattr(binfile._Writeback, "STEP", 1)
+    asked: list[tuple[int, int]] = []
+
+    def start(fd: int, offset: int, nbytes: int, flags: int) -> int:
+        assert flags == binfile._Writeback._SYNC_FILE_RANGE_WRITE
+        asked.append((offset, nbytes))
+        return result
+
+    monkeypatch.setattr(binfile._Writeback, "_function", staticmethod(lambda: start))
+    lines = ["天地一人，天地二人", "床前明月光 abc<P>x", "天地二人"] * 30
+    out = tmp_path / "out.bin"
+    bbpe.Tokenizer.train_from_iterator(lines, 300, output=out)
+    assert out.read_bytes() == bbpe.Tokenizer.train_from_iterator(lines, 300).to_bytes()
+    if result != 0:
+        assert len(asked) == 1
+        return
+    assert len(asked) > 5
+    header = 8 + 40 * records_of(out.read_bytes()).shape[0] + 8
+    assert asked[0][0] == header
+    assert all(a + n == b for (a, n), (b, _) in itertools.pairwise(asked))
+    assert asked[-1][0] + asked[-1][1] == out.stat().st_size
+
+
+def test_writeback_is_the_kernels_where_there_is_one():
+    from bbpe import binfile
+
+    function = binfile._Writeback._function()
+    assert (function is not None) == sys.platform.startswith("linux")
 
 
 def test_training_into_a_missing_directory_leaves_nothing(tmp_path):

@@ -53,6 +53,20 @@ def test_repetitive_text(text, vocab_size):
     assert incremental == simple
 
 
+def test_a_key_that_only_lost_occurrences_is_lowered_when_it_comes_up():
+    """The merges push only the keys they linked into; a key that lost occurrences keeps
+    its old, higher heap entry until that reaches the top (``_heap_pop_valid``). "zz" wins
+    in the first pass, so the heap starts exact. Then "bc" (11) wins and takes 5 of the 9
+    occurrences of "ab", whose entry stays at 9 while "a"+"bc" (5) is pushed: on top, that
+    entry must be lowered to 4 and sink, neither taken nor dropped (dropping it, "bx" would
+    come before "ab")."""
+    data = b"zz\n" * 20 + b"abc\n" * 5 + b"abx\n" * 4 + b"bc\n" * 6
+    simple, incremental = both([data], 0)
+    assert incremental == simple
+    merged = [key for key in incremental if key in (b"zz", b"bc", b"abc", b"ab", b"bx", b"abx")]
+    assert merged == [b"zz", b"bc", b"abc", b"ab", b"abx"]
+
+
 def test_any_bytes_like_block():
     """Blocks may be bytes, bytearray or memoryview (the compiled scan reads them read-only)."""
     data = TANG300.read_bytes()
