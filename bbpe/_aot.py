@@ -45,6 +45,10 @@ def _signatures() -> dict:
         # first pass
         "layout_types": none(I4, I8, i8, I4, I8, S),
         "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I8, i8, TABLE, I8),
+        "count_codes": TABLE(I8, I8, I8, I8, S, TABLE, I8),
+        "numbered_pairs": TABLE(TABLE, i8),
+        "merge_counts": T.Tuple((i8, TABLE))(TABLE, i8, TABLE, WORDS, I8, i8, I8, I4),
+        "renumber_pairs": none(I8, I8, I8, S, I4),
         "pair_counts": none(TABLE, I8, I8),
         "best_pair": i8(I8, I8, i8),
         "first_pass": none(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I8),

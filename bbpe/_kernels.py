@@ -729,7 +729,6 @@ def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, tabl
     early when the key rows might overflow ``key_limit`` (the caller grows them and calls
     again).
     """
-    nslots = S.shape[0]
     for oi in range(start, order.shape[0]):
         t = order[oi]
         a, n = base[t], tlen[t]
@@ -737,30 +736,112 @@ def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, tabl
             return oi, table
         if 4 * (tmeta[0] + n) > 3 * table.shape[0]:
             table = _grown_pair_table(table)
-        mask = table.shape[0] - 1
-        m = tmult[t]
         for i in range(a, a + n - 1):
-            # ahead in slot order, across types: they are laid out one after the other
-            # in this order, and most are shorter than the prefetch distance
-            j = i + _AHEAD
-            if j + 1 < nslots and S[j, TOK] >= 0 and S[j + 1, TOK] >= 0:
-                prefetch(table, _code_slot((np.int64(S[j, TOK]) << 32) | S[j + 1, TOK], mask))
-            code = (np.int64(S[i, TOK]) << 32) | S[i + 1, TOK]
-            e = _code_slot(code, mask)
-            while table[e, _ROW] != 0 and table[e, _CODE] != code:
-                e = (e + 1) & mask
-            if table[e, _ROW] == 0:
-                table[e, _CODE] = code
+            e = _tally(S, i, tmult[t], table)
+            if table[e, _ROW] == 0:  # a new pair
                 w0, w1, w2 = _pair_words(words, S[i, TOK], S[i + 1, TOK])
                 table[e, _ROW] = _append_row(words, meta, w0, w1, w2) + 1
                 tmeta[0] += 1
-            table[e, _COUNT] += m
-            table[e, _LAST] = i
             S[i, PK] = table[e, _ROW] - 1
     return order.shape[0], table
 
 
 _AHEAD = 16  # slots: a prefetch has time to arrive (8 and 32 were slower on zh-large)
+
+
+@_inline
+def _tally(S, i, m, table):
+    """Count the pair at slot i (weight m, last slot i) in the pair table, which has room;
+    returns its entry, whose _ROW is still 0 if the pair is new (the caller sets it)."""
+    mask = table.shape[0] - 1
+    # ahead in slot order, across types: they are laid out one after the other in this
+    # order, and most are shorter than the prefetch distance
+    j = i + _AHEAD
+    if j + 1 < S.shape[0] and S[j, TOK] >= 0 and S[j + 1, TOK] >= 0:
+        prefetch(table, _code_slot((np.int64(S[j, TOK]) << 32) | S[j + 1, TOK], mask))
+    code = (np.int64(S[i, TOK]) << 32) | S[i + 1, TOK]
+    e = _code_slot(code, mask)
+    while table[e, _ROW] != 0 and table[e, _CODE] != code:
+        e = (e + 1) & mask
+    table[e, _CODE] = code
+    table[e, _COUNT] += m
+    table[e, _LAST] = i
+    _release(S, table)
+    return e
+
+
+@_njit
+def count_codes(order, base, tlen, tmult, S, table, tmeta):
+    """``count_slots`` for the last range of the slot order, on a thread beside the one
+    counting the ranges before it (``FirstPass``): the pairs get numbers 0, 1, ... in the
+    order they first appear instead of key rows (the _ROW column holds number + 1, and
+    S[i, PK] the number), and no key row is touched; ``merge_counts`` turns the numbers
+    into rows afterwards. Returns the table (grown at 3/4 full)."""
+    for oi in range(order.shape[0]):
+        t = order[oi]
+        a, n = base[t], tlen[t]
+        if 4 * (tmeta[0] + n) > 3 * table.shape[0]:
+            table = _grown_pair_table(table)
+        for i in range(a, a + n - 1):
+            e = _tally(S, i, tmult[t], table)
+            if table[e, _ROW] == 0:
+                tmeta[0] += 1
+                table[e, _ROW] = tmeta[0]
+            S[i, PK] = table[e, _ROW] - 1
+    return table
+
+
+@_njit
+def numbered_pairs(table, count):
+    """``count_codes``'s pairs by number: (code, count, last slot) each."""
+    pairs = np.empty((count, 3), dtype=np.int64)
+    for e in range(table.shape[0]):
+        if table[e, _ROW] != 0:
+            number = table[e, _ROW] - 1
+            pairs[number, 0] = table[e, _CODE]
+            pairs[number, 1] = table[e, _COUNT]
+            pairs[number, 2] = table[e, _LAST]
+    return pairs
+
+
+@_njit
+def merge_counts(pairs, start, table, words, meta, key_limit, tmeta, rows):
+    """Fold ``count_codes``'s pairs (``numbered_pairs``) into the table of the slots
+    before them (``count_slots``'s), numbers start, start + 1, ...: a pair seen before adds
+    its count and takes the later last slot, a new one becomes a new key row, as
+    count_slots would have made it there (the numbers are in slot order). rows[number]
+    gets its row. Returns (the next number, the table); stops early, as count_slots does,
+    when the key rows might overflow ``key_limit``."""
+    for number in range(start, pairs.shape[0]):
+        if meta[0] + 1 > key_limit:
+            return number, table
+        if 4 * (tmeta[0] + 1) > 3 * table.shape[0]:
+            table = _grown_pair_table(table)
+        mask = table.shape[0] - 1
+        if number + _AHEAD < pairs.shape[0]:
+            prefetch(table, _code_slot(pairs[number + _AHEAD, 0], mask))
+        code = pairs[number, 0]
+        e = _code_slot(code, mask)
+        while table[e, _ROW] != 0 and table[e, _CODE] != code:
+            e = (e + 1) & mask
+        if table[e, _ROW] == 0:
+            table[e, _CODE] = code
+            w0, w1, w2 = _pair_words(words, code >> 32, code & np.int64(0xFFFFFFFF))
+            table[e, _ROW] = _append_row(words, meta, w0, w1, w2) + 1
+            tmeta[0] += 1
+        table[e, _COUNT] += pairs[number, 1]
+        table[e, _LAST] = pairs[number, 2]
+        rows[number] = table[e, _ROW] - 1
+    return pairs.shape[0], table
+
+
+@_njit
+def renumber_pairs(order, base, tlen, S, rows):
+    """S[i, PK] = rows[S[i, PK]] for the pairs of the types ``order`` (``count_codes``'s)."""
+    for oi in range(order.shape[0]):
+        t = order[oi]
+        for i in range(base[t], base[t] + tlen[t] - 1):
+            S[i, PK] = rows[S[i, PK]]
 
 
 @_njit

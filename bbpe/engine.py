@@ -43,6 +43,13 @@ def _zeros_like_grown(array: np.ndarray, size: int, used: int | None = None) -> 
     return out
 
 
+def _pair_table(nslots: int) -> np.ndarray:
+    """An empty pair table (``_kernels``, the first pass) for the pairs of ``nslots`` slots.
+    It grows in the kernels; sized for a pair per 8 slots, it does not grow on zh-large
+    (0.6 million pairs in 6 million slots)."""
+    return np.zeros((_pow2_at_least(max(1 << 16, nslots // 8)), 4), dtype=np.int64)
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(4, (n - 1).bit_length())
 
@@ -317,6 +324,7 @@ class FirstPass:
 
     RESERVE_ROWS = True  # key rows for every pair up front (lazily zeroed: no memory until used)
     PIECES = 16  # of the slot order: the first pass hands them to the linking one by one
+    SPLIT_COUNT_AT = 1 << 20  # slots: from here on the pairs are counted in two halves on two threads
 
     def __init__(self, types: ScannedTypes, keys: KeyTable) -> None:
         self.keys = keys
@@ -343,21 +351,10 @@ class FirstPass:
         follow otherwise).
         """
         keys, order = self.keys, self.order
-        start, n = 0, order.shape[0]
+        n = order.shape[0]
         if self.RESERVE_ROWS:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
-        # the pair table grows in the kernel; sized for a pair per 8 slots, it does not grow
-        # on zh-large (0.6 million pairs in 6 million slots)
-        table = np.zeros((_pow2_at_least(max(1 << 16, self.S.shape[0] // 8)), 4), dtype=np.int64)
-        tmeta = np.zeros(1, dtype=np.int64)
-        while start < n:
-            start, table = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words,
-                                         keys.meta, keys.capacity, table, tmeta)
-            if start < n:
-                keys.reserve_rows(int(self.tlen[order[start]]) + int(keys.GROWTH * keys.nkeys))
-            if progress:
-                progress("count", start, n)
-        keys.index_all()  # count_slots appends the pair keys without indexing them
+        table = self._count(progress)  # and the pair keys, appended as rows and indexed
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
         K.pair_counts(table, occ, lastpos)
         del table
@@ -391,6 +388,66 @@ class FirstPass:
         rows = np.flatnonzero(single_counts)
         rows = rows[np.argsort(single_first[rows], kind="stable")]
         return self.best, rows, single_counts[rows] - 1  # Q4: the first deletion counts 0
+
+    def _count(self, progress: ProgressFn | None) -> np.ndarray:
+        """Count the pairs (``count_slots``): the pair table, and the pair keys as new rows.
+
+        On a large corpus with a thread to spare, the later half of the slot order is
+        counted on a thread of its own (``count_codes``), with numbers for its pairs
+        instead of rows, and folded in afterwards (``merge_counts``, ``renumber_pairs``):
+        the rows, counts and last slots come out as one count of the whole makes them.
+        """
+        order = self.order
+        split = order.shape[0]
+        if training_threads() > 1 and self.S.shape[0] >= self.SPLIT_COUNT_AT:
+            split = int(np.searchsorted(self.base[order], self.S.shape[0] // 2))
+        first, later = order[:split], order[split:]
+
+        def count_later() -> tuple[np.ndarray, int]:
+            tmeta = np.zeros(1, dtype=np.int64)
+            table = K.count_codes(later, self.base, self.tlen, self.tmult, self.S,
+                                  _pair_table(int(self.tlen[later].sum())), tmeta)
+            return table, int(tmeta[0])
+
+        def count(i: int) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, int]:
+            return self._count_slots(first, progress) if i == 0 else count_later()
+
+        keys = self.keys
+        (table, tmeta), *rest = on_threads(count, 2 if later.shape[0] else 1)
+        if not rest:
+            keys.index_all()  # count_slots appends the pair keys without indexing them
+        else:
+            (numbered, numbers), = rest
+            pairs = K.numbered_pairs(numbered, numbers)
+            del numbered
+            rows = np.empty(numbers, dtype=np.int32)
+            start = 0
+            while start < numbers:
+                start, table = K.merge_counts(pairs, start, table, keys.words, keys.meta, keys.capacity, tmeta, rows)
+                if start < numbers:
+                    keys.reserve_rows(int(keys.GROWTH * keys.nkeys) + 1)
+            del pairs
+            # the later half's pair numbers become rows while the index is built
+            on_threads(lambda i: keys.index_all() if i == 0 else K.renumber_pairs(later, self.base, self.tlen, self.S,
+                                                                                rows), 2)
+        if progress:
+            progress("count", order.shape[0], order.shape[0])
+        return table
+
+    def _count_slots(self, order: np.ndarray, progress: ProgressFn | None) -> tuple[np.ndarray, np.ndarray]:
+        """``count_slots`` over these types, growing the key rows as it asks: (table, tmeta)."""
+        keys = self.keys
+        table = _pair_table(self.S.shape[0])  # it takes the later half's pairs too
+        tmeta = np.zeros(1, dtype=np.int64)
+        start, n = 0, order.shape[0]
+        while start < n:
+            start, table = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words,
+                                         keys.meta, keys.capacity, table, tmeta)
+            if start < n:
+                keys.reserve_rows(int(self.tlen[order[start]]) + int(keys.GROWTH * keys.nkeys))
+            if progress:
+                progress("count", start, self.order.shape[0])
+        return table, tmeta
 
     def _check_counters(self) -> None:
         """The linking and the merges count in int32 (before the first pass: its deletions

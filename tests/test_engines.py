@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import SONG100, TANG300
 from hypothesis import given, settings
@@ -194,6 +195,47 @@ def test_first_pass_in_pieces_changes_nothing(seed, monkeypatch):
     monkeypatch.setattr(engine.FirstPass, "PIECES", rng.choice([1, 2, 3, 7, 64]))
     monkeypatch.setenv("BBPE_THREADS", str(1 + seed % 2))
     data = random_corpus(rng, invalid=seed % 3 == 0)
+    simple, incremental = both([data], rng.choice(VOCAB_SIZES))
+    assert incremental == simple
+
+
+def _counted(data: bytes, split_at: int, monkeypatch) -> tuple[np.ndarray, ...]:
+    """The pair count of ``FirstPass._count`` on data: (key rows, pair keys of the slots,
+    the table's entries sorted), counted in two halves when there are ``split_at`` slots."""
+    from bbpe import engine
+
+    monkeypatch.setattr(engine.FirstPass, "SPLIT_COUNT_AT", split_at)
+    keys = engine.KeyTable()
+    first = engine.FirstPass(engine.scan([[data]], keys), keys)
+    if first.RESERVE_ROWS:
+        keys.reserve_rows(int(first.tlen.sum()))
+    table = first._count(None)
+    entries = table[table[:, 2] != 0]
+    return keys.words[: keys.nkeys].copy(), first.S[:, 1].copy(), entries[np.argsort(entries[:, 0])]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_counting_in_two_halves_changes_nothing(seed, monkeypatch, request):
+    """On a large corpus the later half of the slot order is counted on a thread of its own
+    and folded in afterwards (``FirstPass._count``): the key rows, every slot's pair key
+    and every pair's count and last slot are what one count of the whole makes, also when
+    the rows must grow while the halves are folded together (``tiny_tables``)."""
+    from bbpe import engine
+
+    if seed % 2:
+        request.getfixturevalue("tiny_tables")
+    monkeypatch.setenv("BBPE_THREADS", "2")
+    rng = random.Random(60_000 + seed)
+    data = random_corpus(rng, invalid=seed % 3 == 0)
+    folded = []
+    merge_counts = engine.K.merge_counts
+    monkeypatch.setattr(engine.K, "merge_counts", lambda *args: folded.append(1) or merge_counts(*args))
+    whole = _counted(data, 1 << 62, monkeypatch)
+    assert not folded
+    halves = _counted(data, 0, monkeypatch)
+    assert folded or len(whole[2]) == 0
+    for a, b in zip(whole, halves):
+        np.testing.assert_array_equal(a, b)
     simple, incremental = both([data], rng.choice(VOCAB_SIZES))
     assert incremental == simple
 
