@@ -691,6 +691,7 @@ def layout_types(ttoks, tstart, ntypes, rowmap, base, S):
 # for the first time is interned by its bytes.
 
 _CODE, _COUNT, _ROW, _LAST = 0, 1, 2, 3  # columns of a pair-table entry; _ROW is row + 1, 0 = empty
+_LOW32 = np.int64(0xFFFFFFFF)  # a code's right row
 
 
 @_inline
@@ -738,10 +739,8 @@ def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, tabl
             table = _grown_pair_table(table)
         for i in range(a, a + n - 1):
             e = _tally(S, i, tmult[t], table)
-            if table[e, _ROW] == 0:  # a new pair
-                w0, w1, w2 = _pair_words(words, S[i, TOK], S[i + 1, TOK])
-                table[e, _ROW] = _append_row(words, meta, w0, w1, w2) + 1
-                tmeta[0] += 1
+            if table[e, _ROW] == 0:
+                _new_pair_key(table, e, words, meta, tmeta)
             S[i, PK] = table[e, _ROW] - 1
     return order.shape[0], table
 
@@ -760,14 +759,33 @@ def _tally(S, i, m, table):
     if j + 1 < S.shape[0] and S[j, TOK] >= 0 and S[j + 1, TOK] >= 0:
         prefetch(table, _code_slot((np.int64(S[j, TOK]) << 32) | S[j + 1, TOK], mask))
     code = (np.int64(S[i, TOK]) << 32) | S[i + 1, TOK]
-    e = _code_slot(code, mask)
-    while table[e, _ROW] != 0 and table[e, _CODE] != code:
-        e = (e + 1) & mask
+    e = _probe(table, code, mask)
     table[e, _CODE] = code
     table[e, _COUNT] += m
     table[e, _LAST] = i
     _release(S, table)
     return e
+
+
+@_inline
+def _probe(table, code, mask):
+    """The pair table's entry for ``code``, or the empty entry where it goes."""
+    e = _code_slot(code, mask)
+    while table[e, _ROW] != 0 and table[e, _CODE] != code:
+        e = (e + 1) & mask
+    _release(table)
+    return e
+
+
+@_inline
+def _new_pair_key(table, e, words, meta, tmeta):
+    """Give the new pair in entry e (its code set) a key row of its own: appended, not
+    indexed (``count_slots`` says why no probe of the key index is needed)."""
+    code = table[e, _CODE]
+    w0, w1, w2 = _pair_words(words, code >> 32, code & _LOW32)
+    table[e, _ROW] = _append_row(words, meta, w0, w1, w2) + 1
+    tmeta[0] += 1
+    _release(table, words, meta, tmeta)
 
 
 @_njit
@@ -821,14 +839,10 @@ def merge_counts(pairs, start, table, words, meta, key_limit, tmeta, rows):
         if number + _AHEAD < pairs.shape[0]:
             prefetch(table, _code_slot(pairs[number + _AHEAD, 0], mask))
         code = pairs[number, 0]
-        e = _code_slot(code, mask)
-        while table[e, _ROW] != 0 and table[e, _CODE] != code:
-            e = (e + 1) & mask
+        e = _probe(table, code, mask)
         if table[e, _ROW] == 0:
             table[e, _CODE] = code
-            w0, w1, w2 = _pair_words(words, code >> 32, code & np.int64(0xFFFFFFFF))
-            table[e, _ROW] = _append_row(words, meta, w0, w1, w2) + 1
-            tmeta[0] += 1
+            _new_pair_key(table, e, words, meta, tmeta)
         table[e, _COUNT] += pairs[number, 1]
         table[e, _LAST] = pairs[number, 2]
         rows[number] = table[e, _ROW] - 1
@@ -1006,8 +1020,14 @@ def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit
 
 
 @_inline
+def _ranks_above(occ, tail, occ2, tail2):
+    """The heap's order (Q5): more occurrences first, then the earlier last one."""
+    return occ > occ2 or (occ == occ2 and tail < tail2)
+
+
+@_inline
 def _heap_better(hocc, htail, i, j):
-    better = hocc[i] > hocc[j] or (hocc[i] == hocc[j] and htail[i] < htail[j])
+    better = _ranks_above(hocc[i], htail[i], hocc[j], htail[j])
     _release(hocc, htail)
     return better
 
@@ -1088,7 +1108,7 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
     found = -1
     while found < 0 and hmeta[0] > 0:
         o, t, k = hocc[0], htail[0], hkey[0]
-        if _live(kst, k) and (o > kst[k, OCC] or (o == kst[k, OCC] and t < kst[k, TAIL])):
+        if _live(kst, k) and _ranks_above(o, t, kst[k, OCC], kst[k, TAIL]):
             hocc[0], htail[0] = kst[k, OCC], kst[k, TAIL]
             _heap_sift_down(hocc, htail, hkey, hmeta[0], 0)
             continue

@@ -434,7 +434,7 @@ class FirstPass:
         while start < numbers:
             start, table = K.merge_counts(pairs, start, table, keys.words, keys.meta, keys.capacity, tmeta, rows)
             if start < numbers:
-                keys.reserve_rows(int(keys.GROWTH * keys.nkeys) + 1)
+                keys.reserve_rows(numbers - start)  # a new key per pair left at most
 
         def finish(i: int) -> None:
             if i == 0:
