@@ -53,12 +53,14 @@ def _signatures() -> dict:
         "best_pair": i8(I8, I8, i8),
         "first_pass": none(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I8),
         # merges
-        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST),
-        "heap_rebuild": i8(I4, I4, I4, I8, KST, i8),
-        "count_live": i8(KST, i8),
-        "compact_slots": i8(S, i8, I4, KST, i8),
-        "run_merges": T.Tuple((i8, i8, i8, I4, I4, I4, I4, I4))(
-            i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, I4, I4, I8, I4, I4, I4, I8, I8, I4),
+        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST, KST, i8, i8),
+        "heap_rebuild": i8(I4, I4, I4, I8, KST, KST, i8, i8),
+        "count_live": i8(KST, KST, i8, i8),
+        "compact_slots": i8(S, i8, I4, KST, KST, i8, i8),
+        "run_merges": T.Tuple((i8, i8, i8, I4, I4, I4, I4, I4, I4, I8))(
+            i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, KST, i8, I4, I4, I4, I8, I4, I4, I4, I8, I8, I4, I4, I8, I8,
+            I8, T.boolean, i8),
+        "follow_merges": i8(i8, I8, S, I4, WORDS, I4, I8, KST, KST, I4, I4, I8, I4, I8, I8),
         # libstdc++ map order (_umap)
         "blog_hashes": U8(a(u1, 2), I8),
         "umap_replay": I8(U8, U8, i8, i8),

@@ -17,6 +17,8 @@ alone when the result would reach 24 bytes), interned like any key, so two pairs
 bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 """
 
+import platform
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -30,14 +32,26 @@ from ._layout import (
     FLAGS,
     HEAD,
     IN_VOCAB,
+    CMD_WALK,
     NEED_ROWS,
     NO_WINNER,
     NXT,
     OCC,
     PK,
     PRV,
+    FOLLOWER_FAILED,
     RAISED,
+    RESTART,
     SENTINEL,
+    SYNC_CMD,
+    SYNC_ACTIONS,
+    SYNC_DONE,
+    SYNC_FAILED,
+    SYNC_MERGED,
+    SYNC_SETTLE,
+    SYNC_SETTLED,
+    SYNC_TAG,
+    SYNC_WINNER,
     TAIL,
     TOK,
     TOKEN,
@@ -91,6 +105,99 @@ def prefetch(typingctx, array, row):
 
     return types.void(array, row), codegen
 
+
+# Atomics, for the merges on two threads (``run_merges`` and ``follow_merges``): the
+# leader hands a step to the follower and waits for it through a shared array, and a new
+# key is made under a spin lock. numba has no atomics for the CPU; these are LLVM's. An
+# element's address comes from numba's own indexing, so the array may have any layout.
+
+
+def _element_pointer(context, builder, signature, args):
+    arrayty, indexty = signature.args[0], signature.args[1]
+    ary = context.make_array(arrayty)(context, builder, args[0])
+    index = context.cast(builder, args[1], indexty, types.intp)
+    return cgutils.get_item_pointer(context, builder, arrayty, ary, [index])
+
+
+def _atomic_element(array, index):
+    return isinstance(array, types.Array) and array.ndim == 1 and isinstance(array.dtype, types.Integer) \
+        and isinstance(index, types.Integer)
+
+
+@intrinsic
+def atomic_load(typingctx, array, index):
+    """``array[index]``, read with acquire ordering: what the writer stored before its
+    release store of this element is visible after this load."""
+    if not _atomic_element(array, index):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = _element_pointer(context, builder, signature, args)
+        return builder.load_atomic(ptr, "acquire", signature.return_type.bitwidth // 8)
+
+    return array.dtype(array, index), codegen
+
+
+@intrinsic
+def atomic_store(typingctx, array, index, value):
+    """``array[index] = value`` with release ordering (see ``atomic_load``)."""
+    if not _atomic_element(array, index) or not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = _element_pointer(context, builder, signature, args)
+        dtype = signature.args[0].dtype
+        value = context.cast(builder, args[2], signature.args[2], dtype)
+        builder.store_atomic(value, ptr, "release", dtype.bitwidth // 8)
+        return context.get_dummy_value()
+
+    return types.void(array, index, value), codegen
+
+
+@intrinsic
+def atomic_cas(typingctx, array, index, expected, value):
+    """Set ``array[index]`` to ``value`` if it holds ``expected`` (acquire and release);
+    whether it did."""
+    if not _atomic_element(array, index) or not isinstance(expected, types.Integer) \
+            or not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = _element_pointer(context, builder, signature, args)
+        dtype = signature.args[0].dtype
+        old = context.cast(builder, args[2], signature.args[2], dtype)
+        new = context.cast(builder, args[3], signature.args[3], dtype)
+        pair = builder.cmpxchg(ptr, old, new, "acq_rel", "acquire")
+        return builder.extract_value(pair, 1)
+
+    return types.boolean(array, index, expected, value), codegen
+
+
+# LLVM's intrinsic for the CPU's spin-wait hint (numba's LLVM has no inline assembler)
+_PAUSE = {"x86_64": "x86", "amd64": "x86", "i386": "x86", "i686": "x86", "aarch64": "arm",
+          "arm64": "arm"}.get(platform.machine().lower(), "")
+
+
+@intrinsic
+def spin_pause(typingctx):
+    """The CPU's hint that this is a spin-wait loop (x86 ``pause``, ARM ``yield``; nothing
+    elsewhere)."""
+
+    def codegen(context, builder, signature, args):
+        if _PAUSE == "x86":
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                "llvm.x86.sse2.pause")
+            builder.call(fn, [])
+        elif _PAUSE == "arm":
+            i32 = ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i32]),
+                                                "llvm.aarch64.hint")
+            builder.call(fn, [i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 KEY_BYTES = 24  # sizeof(WordIdKey::idKey), MaxKeyCount = 3 * 8
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
@@ -106,6 +213,7 @@ _U64_0 = np.uint64(0)
 
 _LEN_SHIFT = np.uint64(56)
 _LOW56 = np.uint64((1 << 56) - 1)
+_TOMBSTONE = -1  # an index entry whose key was taken out (``_forget``)
 
 
 @_inline
@@ -124,13 +232,23 @@ def _key_hash(w0, w1, w2):
 
 @_inline
 def _find(words, slots, w0, w1, w2):
-    """(slot, row): the row holding the key, or -1 and the empty slot where it would go."""
+    """(slot, row): the row holding the key, or -1 and the free slot where it would go.
+
+    An entry is row + 1; 0 is empty, and _TOMBSTONE a key taken out during the merges
+    (``_forget``): a lookup goes on past it, and a new key may take its place."""
     mask = slots.shape[0] - 1
     i = np.int64(_key_hash(w0, w1, w2) & np.uint64(mask))
     row = np.int64(slots[i]) - 1
     while row >= 0 and not (words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
         i = (i + 1) & mask
         row = np.int64(slots[i]) - 1
+    if row == _TOMBSTONE - 1:  # the key may still come further on; if not, it goes here
+        free = i
+        while row != -1 and not (row >= 0 and words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
+            i = (i + 1) & mask
+            row = np.int64(slots[i]) - 1
+        if row < 0:
+            i = free
     _release(words, slots)
     return i, row
 
@@ -150,16 +268,6 @@ def _append_row(words, meta, w0, w1, w2):
     words[row, 1] = w1
     words[row, 2] = w2
     _release(words, meta)
-    return row
-
-
-@_inline
-def _store(words, slots, slot, row, w0, w1, w2):
-    """Put a new key in row ``row`` and index it at the empty ``slot``; returns the row."""
-    words[row, 0] = w0
-    words[row, 1] = w1
-    words[row, 2] = w2
-    slots[slot] = row + 1
     return row
 
 
@@ -967,6 +1075,20 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
 # multiplicity of its type, smul[slot]), and kst[K, FLAGS] its flags: one 16-byte row
 # per key, so a site touches one cache line per key. A lazy max-heap on
 # (occ desc, tail asc) picks the winner.
+#
+# Two classes of slots. On a large corpus the merges run on two threads. The types are
+# then in two classes, by blocks of 2**shift slots of the layout taken alternately (so
+# that the occurrences of nearly every pair fall about evenly into both), and each class
+# has lists of its own: its own key states (``kst`` for class 0, ``kst1`` for class 1),
+# fingers and list of changed keys. A step applies the winner at its sites of class 0
+# on the leader's thread (``run_merges``) while the follower's thread (``follow_merges``)
+# does those of class 1. A site reads and writes only the slots of its own type and the
+# key states of its own class, so the two threads never write the same thing except
+# the key table, where a new key is made under a lock. A key's count is the sum of its
+# classes' counts and its last occurrence the later of their tails, so every choice of
+# winner is the one of a single list. The vocabulary's flags (TOKEN, IN_VOCAB) are
+# class 0's. With one class (``classes == 1``), kst1 and the other arrays of class 1 are
+# placeholders, never read.
 
 _CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER | RAISED))
 _KEEP = IN_VOCAB | TOKEN
@@ -983,9 +1105,64 @@ def _new_key_state(kst, k):
     kst[k, FLAGS] = 0
 
 
+@_inline
+def _new_key_states(kst, kst1, classes, k):
+    """``_new_key_state`` in every class."""
+    _new_key_state(kst, k)
+    if classes == 2:
+        _new_key_state(kst1, k)
+    _release(kst, kst1)
+
+
+@_inline
+def _occ(kst, kst1, classes, k):
+    """A key's weighted number of occurrences, in all classes."""
+    o = np.int64(kst[k, OCC])
+    if classes == 2:
+        o += kst1[k, OCC]
+    _release(kst, kst1)
+    return o
+
+
+@_inline
+def _tail(kst, kst1, classes, k):
+    """A key's last occurrence, in all classes (-1: none)."""
+    t = np.int64(kst[k, TAIL])
+    if classes == 2 and kst1[k, TAIL] > t:
+        t = kst1[k, TAIL]
+    _release(kst, kst1)
+    return t
+
+
+@_inline
+def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes):
+    """Link the pairs of the type in slots a..a+n-1 (multiplicity m) into the lists of
+    ``kst``, its class's (kst0 and kst1: every class's, for a new key)."""
+    smul[a : a + n] = m
+    for i in range(a, a + n - 1):
+        k = np.int64(S[i, PK])
+        if k < 0:
+            nkeys = meta[0]
+            k = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
+            if meta[0] != nkeys:
+                _new_key_states(kst0, kst1, classes, k)
+            S[i, PK] = k
+        kst[k, OCC] += m
+        last = kst[k, TAIL]
+        if last < 0:
+            kst[k, HEAD] = i
+        else:
+            S[last, NXT] = i
+            S[i, PRV] = last
+        kst[k, TAIL] = i
+    _release(S, words, slots, meta, smul, kst, kst0, kst1)
+
+
 @_njit
-def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst):
-    """Link every pair of the types order[start:] into its key's list (slot order).
+def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst, kst1, classes, shift):
+    """Link every pair of the types order[start:] into its key's list (slot order) of the
+    type's class: with two classes, the blocks of 2**shift slots alternate (a type is
+    in the block of its first slot).
 
     Types of length 0 are skipped; smul[s] gets the multiplicity of the type of slot s.
     Returns the next index into order; stops early like ``count_slots``.
@@ -998,24 +1175,10 @@ def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit
         if meta[0] + n > key_limit:
             return oi
         a = base[t]
-        m = tmult[t]
-        smul[a : a + n] = m
-        for i in range(a, a + n - 1):
-            k = np.int64(S[i, PK])
-            if k < 0:
-                nkeys = meta[0]
-                k = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
-                if meta[0] != nkeys:
-                    _new_key_state(kst, k)
-                S[i, PK] = k
-            kst[k, OCC] += m
-            last = kst[k, TAIL]
-            if last < 0:
-                kst[k, HEAD] = i
-            else:
-                S[last, NXT] = i
-                S[i, PRV] = last
-            kst[k, TAIL] = i
+        if classes == 2 and (a >> shift) & 1:
+            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst1, kst, kst1, classes)
+        else:
+            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst, kst, kst1, classes)
     return order.shape[0]
 
 
@@ -1068,28 +1231,28 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
 
 
 @_inline
-def _live(kst, k):
+def _live(kst, kst1, classes, k):
     """Whether key k has a heap entry: it occurs at least twice, so its C++ count is at
     least 1 (Q4) and it can win."""
-    return kst[k, OCC] >= 2
+    return _occ(kst, kst1, classes, k) >= 2
 
 
 @_inline
-def count_live(kst, nkeys):
+def count_live(kst, kst1, classes, nkeys):
     """The number of keys with a heap entry (``_live``)."""
     n = 0
     for k in range(nkeys):
-        n += _live(kst, k)
+        n += _live(kst, kst1, classes, k)
     return n
 
 
 @_njit
-def heap_rebuild(hocc, htail, hkey, hmeta, kst, nkeys):
+def heap_rebuild(hocc, htail, hkey, hmeta, kst, kst1, classes, nkeys):
     """Drop every stale entry: one entry per live key, heapified."""
     size = 0
     for k in range(nkeys):
-        if _live(kst, k):
-            hocc[size], htail[size], hkey[size] = kst[k, OCC], kst[k, TAIL], k
+        if _live(kst, kst1, classes, k):
+            hocc[size], htail[size], hkey[size] = _occ(kst, kst1, classes, k), _tail(kst, kst1, classes, k), k
             size += 1
     hmeta[0] = size
     for i in range(size // 2 - 1, -1, -1):
@@ -1098,7 +1261,7 @@ def heap_rebuild(hocc, htail, hkey, hmeta, kst, nkeys):
 
 
 @_inline
-def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
+def _heap_pop_valid(hocc, htail, hkey, hmeta, kst, kst1, classes):
     """Pop until an entry matches its key's current (occ, tail); -1 if none is left.
 
     An entry above its key's current value (the key only lost occurrences since it was
@@ -1108,8 +1271,9 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
     found = -1
     while found < 0 and hmeta[0] > 0:
         o, t, k = hocc[0], htail[0], hkey[0]
-        if _live(kst, k) and _ranks_above(o, t, kst[k, OCC], kst[k, TAIL]):
-            hocc[0], htail[0] = kst[k, OCC], kst[k, TAIL]
+        occ, tail = _occ(kst, kst1, classes, k), _tail(kst, kst1, classes, k)
+        if occ >= 2 and _ranks_above(o, t, occ, tail):
+            hocc[0], htail[0] = occ, tail
             _heap_sift_down(hocc, htail, hkey, hmeta[0], 0)
             continue
         size = hmeta[0] - 1
@@ -1117,9 +1281,9 @@ def _heap_pop_valid(hocc, htail, hkey, hmeta, kst):
         if size > 0:
             hocc[0], htail[0], hkey[0] = hocc[size], htail[size], hkey[size]
             _heap_sift_down(hocc, htail, hkey, size, 0)
-        if kst[k, OCC] == o and kst[k, TAIL] == t and _live(kst, k):
+        if occ == o and tail == t and occ >= 2:
             found = k
-    _release(hocc, htail, hkey, hmeta, kst)
+    _release(hocc, htail, hkey, hmeta, kst, kst1)
     return found
 
 
@@ -1183,6 +1347,18 @@ def _unlink(s, m, S, kst):
 
 
 @_inline
+def _unlink_marking(s, m, S, kst, dirty, nd):
+    """``_unlink``, putting the key on the dirty list only if this class has no occurrence
+    of it left: a key that only lost some needs nothing at the end of the step (its heap
+    entry stays, an upper bound, ``run_merges``) unless it may have none left at all."""
+    k = _unlink(s, m, S, kst)
+    if kst[k, OCC] == 0:
+        nd = _mark(k, kst, dirty, nd)
+    _release(S, kst, dirty)
+    return nd
+
+
+@_inline
 def _link(s, k, m, S, kst, finger):
     """Add slot s to key k's list at its place in slot order.
 
@@ -1220,29 +1396,38 @@ def _link(s, k, m, S, kst, finger):
 
 
 @_inline
-def _forget(words, slots, row):
-    """Take a key out of the index (linear probing: shift the rest of its cluster back)."""
+def _forget(words, slots, row, fmeta):
+    """Take a key out of the index: its entry becomes a tombstone, counted in fmeta[1]
+    until the index is rebuilt (``_index_room``). Shifting the rest of its probe cluster
+    back instead would read the key of every entry moved, a cache miss each: that was
+    two thirds of the end of a step.
+
+    At the end of a cluster (the next entry empty) no lookup goes past the entry, so it
+    becomes empty instead, and so do the tombstones right before it: no key lies beyond
+    an empty entry from its home, so none lies beyond these. Most entries at this load
+    are there, so few tombstones stay."""
     mask = slots.shape[0] - 1
     i = _home(words, slots, row)
     while slots[i] != row + 1:
         i = (i + 1) & mask
-    slots[i] = 0
-    j = (i + 1) & mask
-    while slots[j] != 0:
-        h = _home(words, slots, np.int64(slots[j]) - 1)
-        # move the entry at j into the hole at i unless its home lies cyclically in (i, j]
-        if (i < j and (h <= i or h > j)) or (i > j and (h <= i and h > j)):
-            slots[i] = slots[j]
-            slots[j] = 0
-            i = j
-        j = (j + 1) & mask
-    _release(words, slots)
+    if slots[(i + 1) & mask] == 0:
+        slots[i] = 0
+        i = (i - 1) & mask
+        while slots[i] == _TOMBSTONE:
+            slots[i] = 0
+            fmeta[1] -= 1
+            i = (i - 1) & mask
+    else:
+        slots[i] = _TOMBSTONE
+        fmeta[1] += 1
+    _release(words, slots, fmeta)
 
 
 @_inline
 def _free_row(words, slots, row, free, fmeta):
-    """Forget a key and put its row on the free list, zeroed so ``reindex`` skips it."""
-    _forget(words, slots, row)
+    """Forget a key and put its row on the free list (fmeta[0] rows), zeroed so
+    ``reindex`` skips it."""
+    _forget(words, slots, row, fmeta)
     words[row, 0] = _U64_0
     words[row, 1] = _U64_0
     words[row, 2] = _U64_0
@@ -1252,28 +1437,59 @@ def _free_row(words, slots, row, free, fmeta):
 
 
 @_inline
-def _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b):
-    """``pair_key``, but a new key takes a freed row when there is one; its state is set."""
+def _lock(lock):
+    while not atomic_cas(lock, 0, 0, 1):
+        spin_pause()
+    _release(lock)
+
+
+@_inline
+def _unlock(lock):
+    atomic_store(lock, 0, 0)
+    _release(lock)
+
+
+@_inline
+def _pair_key_reusing(words, slots, meta, free, fmeta, kst, kst1, classes, lock, a, b):
+    """``pair_key``, but a new key takes a freed row when there is one; its states (every
+    class's) are set.
+
+    With two classes the other thread may be making keys at the same time. The index is
+    read without the lock: a key found there is whole, because its row is written before
+    the release store that indexes it. A key not found is looked for again under the lock
+    and made there if it is still missing.
+    """
     if _append_refused(words, a, b):
         row = np.int64(a)
     else:
         w0, w1, w2 = _pair_words(words, a, b)
         slot, row = _find(words, slots, w0, w1, w2)
         if row < 0:
-            if fmeta[0] > 0:
-                fmeta[0] -= 1
-                row = np.int64(free[fmeta[0]])
-            else:
-                row = meta[0]
-                meta[0] = row + 1
-            _new_key_state(kst, row)
-            _store(words, slots, slot, row, w0, w1, w2)
-    _release(words, slots, meta, free, fmeta, kst)
+            if classes == 2:
+                _lock(lock)
+                slot, row = _find(words, slots, w0, w1, w2)
+            if row < 0:
+                if fmeta[0] > 0:
+                    fmeta[0] -= 1
+                    row = np.int64(free[fmeta[0]])
+                else:
+                    row = meta[0]
+                    meta[0] = row + 1
+                _new_key_states(kst, kst1, classes, row)
+                words[row, 0] = w0
+                words[row, 1] = w1
+                words[row, 2] = w2
+                if slots[slot] == _TOMBSTONE:
+                    fmeta[1] -= 1
+                atomic_store(slots, slot, row + 1)
+            if classes == 2:
+                _unlock(lock)
+    _release(words, slots, meta, free, fmeta, kst, kst1, lock)
     return row
 
 
 @_njit
-def compact_slots(S, n, smul, kst, nkeys):
+def compact_slots(S, n, smul, kst, kst1, classes, nkeys):
     """Squeeze out the DEAD slots, in place; returns the new number of slots.
 
     The renumbering keeps slot order, so every list stays sorted and the tie rule is
@@ -1299,21 +1515,38 @@ def compact_slots(S, n, smul, kst, nkeys):
         if kst[k, HEAD] >= 0:
             kst[k, HEAD] = new[kst[k, HEAD]]
             kst[k, TAIL] = new[kst[k, TAIL]]
+        if classes == 2 and kst1[k, HEAD] >= 0:
+            kst1[k, HEAD] = new[kst1[k, HEAD]]
+            kst1[k, TAIL] = new[kst1[k, TAIL]]
     return j
 
 
+@_inline
+def _index_fits(meta, fmeta, slots, extra):
+    """Whether the index, its keys (the rows not on the free list) and tombstones
+    together, stays at most half full with ``extra`` more keys."""
+    return 2 * (meta[0] - fmeta[0] + fmeta[1] + extra) <= slots.shape[0]
+
+
 @_njit
-def _index_with_room(words, nkeys, slots, extra):
-    """``slots``, or a larger index holding rows 0..nkeys-1, at most half full with
-    ``extra`` more keys."""
+def _index_room(words, meta, fmeta, slots, extra, may_grow):
+    """Whether the index has room for ``extra`` more keys (``_index_fits``), and the
+    index: ``slots`` itself, if need be rebuilt in place without its tombstones, or else
+    (``may_grow``) a larger one."""
+    if _index_fits(meta, fmeta, slots, extra):
+        return True, slots
     size = slots.shape[0]
-    while 2 * (nkeys + extra) > size:
+    while 2 * (meta[0] - fmeta[0] + extra) > size:
         size *= 2
     if size == slots.shape[0]:
-        return slots
-    grown = np.zeros(size, dtype=slots.dtype)
-    reindex(words, nkeys, grown)
-    return grown
+        slots[:] = 0
+    elif may_grow:
+        slots = np.zeros(size, dtype=slots.dtype)
+    else:
+        return False, slots
+    reindex(words, meta[0], slots)
+    fmeta[1] = 0
+    return True, slots
 
 
 _SITES_PER_BATCH = 4096  # sites between two checks of the room in the index and the dirty list
@@ -1344,7 +1577,7 @@ def _new_pair(side, tok, w):
 
 
 @_inline
-def _cached_pair_key(side, tok, w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst):
+def _cached_pair_key(side, tok, w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst, kst1, classes, lock):
     """``_pair_key_reusing`` of the new pair of ``side`` with the neighbour's token ``tok``."""
     i = tok & (_PAIR_CACHE - 1)
     code = (tag << 32) | tok
@@ -1352,10 +1585,11 @@ def _cached_pair_key(side, tok, w, tag, pcode, pkey, words, slots, meta, free, f
         k = np.int64(pkey[side, i])
     else:
         a, b = _new_pair(side, tok, w)
-        k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, a, b)
+        k = _pair_key_reusing(words, slots, meta, free, fmeta, kst, kst1, classes, lock, a, b)
         pcode[side, i] = code
         pkey[side, i] = k
     _release(pcode, pkey, words, slots, meta, free, fmeta, kst)
+    _release(kst1, lock)
     return k
 
 
@@ -1378,135 +1612,344 @@ def _prefetch_pair_key(words, slots, a, b):
 
 
 @_njit
-def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst, finger, free, fmeta, hocc, htail,
-               hkey, hmeta, smeta, dirty):
+def _walk_sites(w, tag, grow, S, smul, words, slots, meta, kst, finger, dirty, nd, kst0, kst1, classes, free, fmeta,
+                lock, pcode, pkey):
+    """Apply the winner w at every one of its sites in one class: ``kst``, ``finger`` and
+    ``dirty`` are that class's (``dirty[:nd]`` the keys it marked so far), kst0 and kst1
+    every class's (a new key gets a state in each). Returns (nd, the slots merged away,
+    slots, dirty).
+
+    With ``grow``, before each batch of sites the index ``slots`` (touched all over) grows
+    if the batch could fill more than half of it, and ``dirty`` if the batch could
+    overflow it; new arrays are ``np.empty`` where they can be, so only what is written
+    costs memory. Without, the caller has made room for the whole walk: the other thread
+    shares these arrays.
+    """
+    merged = 0
+    # The sites are w's list, walked as it changes: a site only ever unlinks the next
+    # site (its right element, Q8 "aaa") and relinks slots at or before itself (Q9), so
+    # the walk goes on from the next site that stays.
+    s = np.int64(kst[w, HEAD])
+    while s >= 0:
+        # Room for a batch of sites (a site adds at most two keys and marks at most
+        # four), made outside the loop over them: an array that could be replaced in that
+        # loop would cost reference counting at every use there.
+        if grow:
+            _, slots = _index_room(words, meta, fmeta, slots, 2 * _SITES_PER_BATCH, True)
+            dirty = _with_room(dirty, nd, 4 * _SITES_PER_BATCH)
+        batch = 0
+        while s >= 0 and batch < _SITES_PER_BATCH:
+            batch += 1
+            m = smul[s]
+            j = _next_alive(S, s)
+            y = _next_alive(S, j)
+            following = np.int64(S[s, NXT])
+            if following == j:
+                following = S[j, NXT]  # j is merged into s right here
+            # what the next site and this one's new pairs will read, asked for now: their
+            # cache misses then overlap the unlinks below
+            prefetch(S, following)
+            prefetch(smul, following)
+            x = -1 if _append_refused(words, S[s, TOK], S[j, TOK]) else _prev_alive(S, s)
+            if x >= 0:
+                _prefetch_unlink(x, S, kst)
+            if y >= 0:
+                _prefetch_unlink(j, S, kst)
+            if x >= 0:
+                _prefetch_cached_pair_key(0, S[x, TOK], w, tag, pcode, words, slots)
+            if y >= 0:
+                _prefetch_cached_pair_key(1, S[y, TOK], w, tag, pcode, words, slots)
+            if x >= 0:
+                nd = _unlink_marking(x, m, S, kst, dirty, nd)
+            _unlink(s, m, S, kst)
+            if y >= 0:
+                nd = _unlink_marking(j, m, S, kst, dirty, nd)
+            # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
+            # and only its right neighbour disappears
+            S[s, TOK] = w
+            S[j, TOK] = DEAD
+            merged += 1
+            if x >= 0:
+                k = _cached_pair_key(0, S[x, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst0, kst1,
+                                     classes, lock)
+                _link(x, k, m, S, kst, finger)
+                nd = _mark(k, kst, dirty, nd)
+            if y >= 0:
+                k = _cached_pair_key(1, S[y, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst0, kst1,
+                                     classes, lock)
+                _link(s, k, m, S, kst, finger)
+                nd = _mark(k, kst, dirty, nd)
+            s = following
+    return nd, merged, slots, dirty
+
+
+@_inline
+def _with_room(array, used, extra):
+    """``array``, or a larger copy of its first ``used`` entries with room for ``extra`` more."""
+    if used + extra > array.shape[0]:
+        grown = np.empty(2 * array.shape[0] + extra, dtype=array.dtype)
+        grown[:used] = array[:used]
+        array = grown
+    return array
+
+
+# The end of a step. The keys a step changed are in its dirty lists, one per class; a
+# key in both is settled with class 0's. Class 1's list is settled by the follower while
+# the leader settles class 0's (``_settle_class1``, ``_settle_class0``), and each leaves
+# the heap and the index to the leader (``_finish_step``): the leader alone frees rows
+# and pushes. Each side reads the key states of the other class without writing them,
+# except that class 0's side clears class 1's flags of a key in both lists, which class
+# 1's side leaves alone; class 0's DIRTY, which tells class 1's side which keys those
+# are, stays set until both sides are done.
+
+_CLEAR_STEP_BITS_BUT_DIRTY = _CLEAR_STEP_BITS | DIRTY
+_LEAVE, _FREE = -2, -1  # what _settle_class1 says besides a push (occ << 32 | tail)
+_LOW31 = np.int64(0x7FFFFFFF)
+
+
+@_inline
+def _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta):
+    """Class 0's end of the step for its dirty keys: their step bits are cleared (DIRTY
+    later, ``_finish_step``), a key left without occurrences that is neither a token nor
+    in the vocabulary gives its row back, and a key linked into (RAISED, in either class)
+    or the winner (whose entry was popped) that can still win stays for the heap;
+    ``dirty[i]`` becomes -1 - k for a key that does not. Returns how many stay."""
+    npush = 0
+    for i in range(nd):
+        k = dirty[i]
+        flags = kst[k, FLAGS]
+        kst[k, FLAGS] = flags & _CLEAR_STEP_BITS_BUT_DIRTY
+        raised = flags & RAISED
+        if classes == 2:
+            flags1 = kst1[k, FLAGS]
+            if flags1 & DIRTY:  # in both lists
+                kst1[k, FLAGS] = flags1 & _CLEAR_STEP_BITS
+                raised |= flags1 & RAISED
+        occ = _occ(kst, kst1, classes, k)
+        if occ == 0 and flags & _KEEP == 0:
+            _free_row(words, slots, k, free, fmeta)
+            dirty[i] = -1 - k
+        elif (raised or k == w) and occ >= 2:
+            npush += 1
+        else:
+            dirty[i] = -1 - k
+    _release(dirty, words, slots, kst, kst1, free, fmeta)
+    return npush
+
+
+@_inline
+def _settle_class1(dirty1, nd1, pvals1, kst, kst1):
+    """Class 1's end of the step for its dirty keys, but those class 0's list has too:
+    their step bits are cleared, and what the leader must do is left in dirty1[:n] and
+    pvals1[:n]: _FREE the row, or push (occ << 32 | tail). Returns n."""
+    n = 0
+    for i in range(nd1):
+        k = dirty1[i]
+        if kst[k, FLAGS] & DIRTY:
+            continue
+        flags = kst1[k, FLAGS]
+        kst1[k, FLAGS] = flags & _CLEAR_STEP_BITS
+        occ = _occ(kst, kst1, 2, k)
+        action = np.int64(_LEAVE)
+        if occ == 0 and kst[k, FLAGS] & _KEEP == 0:
+            action = np.int64(_FREE)
+        elif flags & RAISED and occ >= 2:  # not the winner: that one is in class 0's list
+            action = (occ << 32) | _tail(kst, kst1, 2, k)
+        if action != _LEAVE:
+            dirty1[n] = k
+            pvals1[n] = action
+            n += 1
+    _release(dirty1, pvals1, kst, kst1)
+    return n
+
+
+@_inline
+def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, words, slots, meta, kst, kst1, classes, free, fmeta, hocc,
+                 htail, hkey, hmeta):
+    """The leader's part of the end of a step, once both sides settled: class 1's rows
+    freed, class 0's DIRTY cleared, and the keys left for the heap pushed. The heap gets
+    the keys linked into (RAISED) only. A key that only lost occurrences keeps its old
+    entry, above its value: an upper bound is all that the winner's choice needs (every
+    live key has an entry at least as high as its value, so an entry on top that equals
+    its key's value is the maximum), and the pop lowers such an entry when it comes up
+    (_heap_pop_valid); most never do. That spares nearly half of the pushes (zh-large at
+    8000: 562,000 -> 299,000). Returns the heap arrays (they grow when it is full)."""
+    rebuild = hmeta[0] + npush + n1 > hocc.shape[0]
+    for i in range(n1):
+        k, action = dirty1[i], pvals1[i]
+        if action == _FREE:
+            _free_row(words, slots, k, free, fmeta)
+        elif not rebuild:
+            heap_push(hocc, htail, hkey, hmeta, action >> 32, action & _LOW31, k)
+    for i in range(nd):
+        k = dirty[i]
+        push = k >= 0
+        k = k if push else -1 - k
+        kst[k, FLAGS] &= _CLEAR_STEP_BITS
+        if push and not rebuild:
+            heap_push(hocc, htail, hkey, hmeta, _occ(kst, kst1, classes, k), _tail(kst, kst1, classes, k), k)
+    if rebuild:
+        # full: rebuild it from the key states (dropping the stale entries), larger if need be
+        live = count_live(kst, kst1, classes, meta[0])
+        if live + live // 2 > hocc.shape[0]:
+            hocc = np.empty(2 * live + 1024, dtype=np.int32)
+            htail = np.empty(2 * live + 1024, dtype=np.int32)
+            hkey = np.empty(2 * live + 1024, dtype=np.int32)
+        heap_rebuild(hocc, htail, hkey, hmeta, kst, kst1, classes, meta[0])
+    _release(dirty, dirty1, pvals1, words, slots, meta, kst, kst1)
+    _release(free, fmeta)
+    return hocc, htail, hkey
+
+
+@_inline
+def _wait_for(sync, what, command):
+    """Spin until the follower has done ``what`` (SYNC_DONE, SYNC_SETTLED) for command
+    number ``command``; False if it failed instead."""
+    done = True
+    while atomic_load(sync, what) != command:
+        if atomic_load(sync, SYNC_FAILED) != 0:
+            done = False
+            break
+        spin_pause()
+    _release(sync)
+    return done
+
+
+@_inline
+def _command(sync, command, code):
+    """Hand the follower command number ``command``: one release store of the word."""
+    atomic_store(sync, SYNC_CMD, (command << 2) | code)
+    _release(sync)
+
+
+@_njit
+def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst, kst1, classes, finger, finger1,
+               free, fmeta, hocc, htail, hkey, hmeta, smeta, dirty, dirty1, pvals1, sync, lock, follower,
+               parallel_from):
     """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size) and
-    the arrays that may have grown: (slots, hocc, htail, hkey, dirty).
+    the arrays that may have grown: (slots, hocc, htail, hkey, dirty, dirty1, pvals1).
 
     Each step is one non-first MergeMaxPairWord (Q8, Q9) followed by Train's bookkeeping
     (Q10): the winner is applied at every one of its occurrences, left to right, then added
     to the vocabulary unless it is already there (IN_VOCAB). ``winners[i]`` receives the
     i-th winner. A pair key whose last occurrence goes, and which is neither a token nor
-    in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it); smeta[0]
-    counts the slots merged away, smeta[1] the steps (the pair-key cache's tags).
+    in the vocabulary, gives its row back (``free``; ``fmeta[0]`` rows in it, fmeta[1]
+    tombstones in the index); smeta[0] counts the slots merged away, smeta[1] the steps
+    (the pair-key caches' tags).
 
-    Growth. Before each batch of sites the index ``slots`` (touched all over) grows if
-    the batch could fill more than half of it, and the list of keys a step changed
-    (``dirty``) if the batch could overflow it; the heap grows when it is full; new
-    arrays are ``np.empty`` where they can be: only what is written costs memory. The key
-    rows are the caller's (``KeyTable``, lazily zeroed): a step that might need more fresh rows than there are
-    (two per site, at most its winner's occurrences) returns first. Status: ``limit``
-    reached (1), ``NO_WINNER``, ``NEED_ROWS`` (reserve ``hmeta[1]`` more rows, then call
-    again), or 0 after ``max_steps``.
+    With two classes and a ``follower`` (``follow_merges`` on another thread, waiting on
+    ``sync``), a step is applied and settled in both classes at once when its winner
+    occurs in both, at least ``parallel_from`` times (a hand-over costs a few hundred
+    nanoseconds each way), and the step fits in the arrays the two share (the index
+    ``slots``, ``dirty1``) as they are. Any other step is done here, one class after the
+    other, growing what it must; a step that replaced an array the follower has ends the
+    call (``RESTART``).
+
+    Growth. The heap grows when it is full; the key rows are the caller's (``KeyTable``,
+    lazily zeroed): a step that might need more fresh rows than there are (two per site,
+    at most its winner's occurrences) returns first. Status: ``limit`` reached (1),
+    ``NO_WINNER``, ``NEED_ROWS`` (reserve ``hmeta[1]`` more rows, then call again),
+    ``RESTART``, ``FOLLOWER_FAILED``, or 0 after ``max_steps``.
     """
     steps = 0
     pcode = np.full((2, _PAIR_CACHE), -1, dtype=np.int64)
     pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
-    while steps < max_steps:
-        w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst)
+    restart = False
+    while steps < max_steps and not restart:
+        w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst, kst1, classes)
         if w < 0:
-            return NO_WINNER, steps, size, slots, hocc, htail, hkey, dirty
-        fresh_rows = 2 * np.int64(kst[w, OCC]) - fmeta[0]
+            return NO_WINNER, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+        occ0 = np.int64(kst[w, OCC])
+        occ1 = np.int64(kst1[w, OCC]) if classes == 2 else np.int64(0)
+        fresh_rows = 2 * (occ0 + occ1) - fmeta[0]
         if meta[0] + fresh_rows > words.shape[0]:
-            heap_push(hocc, htail, hkey, hmeta, kst[w, OCC], kst[w, TAIL], w)
+            heap_push(hocc, htail, hkey, hmeta, occ0 + occ1, _tail(kst, kst1, classes, w), w)
             hmeta[1] = fresh_rows
-            return NEED_ROWS, steps, size, slots, hocc, htail, hkey, dirty
+            return NEED_ROWS, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
         kst[w, FLAGS] |= TOKEN
         nd = _mark(w, kst, dirty, 0)
-        tag = smeta[1]  # this step's tag in the pair-key cache
+        tag = smeta[1]  # this step's tag in the pair-key caches
         smeta[1] = tag + 1
-        # The sites are w's list, walked as it changes: a site only ever unlinks the next
-        # site (its right element, Q8 "aaa") and relinks slots at or before itself (Q9),
-        # so the walk goes on from the next site that stays.
-        s = np.int64(kst[w, HEAD])
-        while s >= 0:
-            # Room for a batch of sites (a site adds at most two keys and marks at most
-            # four), made outside the loop over them: an array that could be replaced in
-            # that loop would cost reference counting at every use there.
-            slots = _index_with_room(words, meta[0], slots, 2 * _SITES_PER_BATCH)
-            if nd + 4 * _SITES_PER_BATCH > dirty.shape[0]:
-                grown = np.empty(2 * dirty.shape[0] + 4 * _SITES_PER_BATCH, dtype=dirty.dtype)
-                grown[:nd] = dirty[:nd]
-                dirty = grown
-            batch = 0
-            while s >= 0 and batch < _SITES_PER_BATCH:
-                batch += 1
-                m = smul[s]
-                j = _next_alive(S, s)
-                y = _next_alive(S, j)
-                following = np.int64(S[s, NXT])
-                if following == j:
-                    following = S[j, NXT]  # j is merged into s right here
-                # what the next site and this one's new pairs will read, asked for now: their
-                # cache misses then overlap the unlinks below
-                prefetch(S, following)
-                prefetch(smul, following)
-                x = -1 if _append_refused(words, S[s, TOK], S[j, TOK]) else _prev_alive(S, s)
-                if x >= 0:
-                    _prefetch_unlink(x, S, kst)
-                if y >= 0:
-                    _prefetch_unlink(j, S, kst)
-                if x >= 0:
-                    _prefetch_cached_pair_key(0, S[x, TOK], w, tag, pcode, words, slots)
-                if y >= 0:
-                    _prefetch_cached_pair_key(1, S[y, TOK], w, tag, pcode, words, slots)
-                if x >= 0:
-                    nd = _mark(_unlink(x, m, S, kst), kst, dirty, nd)
-                _unlink(s, m, S, kst)
-                if y >= 0:
-                    nd = _mark(_unlink(j, m, S, kst), kst, dirty, nd)
-                # Q9: for a pair of 24+ bytes the key is the left element itself: it stays,
-                # and only its right neighbour disappears
-                S[s, TOK] = w
-                S[j, TOK] = DEAD
-                smeta[0] += 1
-                if x >= 0:
-                    k = _cached_pair_key(0, S[x, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst)
-                    _link(x, k, m, S, kst, finger)
-                    nd = _mark(k, kst, dirty, nd)
-                if y >= 0:
-                    k = _cached_pair_key(1, S[y, TOK], w, tag, pcode, pkey, words, slots, meta, free, fmeta, kst)
-                    _link(s, k, m, S, kst, finger)
-                    nd = _mark(k, kst, dirty, nd)
-                s = following
-        # The heap gets the keys linked into (RAISED) only. A key that only lost occurrences
-        # keeps its old entry, above its value: an upper bound is all that the winner's
-        # choice needs (every live key has an entry at least as high as its value, so an
-        # entry on top that equals its key's value is the maximum), and the pop lowers such
-        # an entry when it comes up (_heap_pop_valid); most never do. That spares nearly
-        # half of the pushes (zh-large at 8000: 562,000 -> 299,000). The dirty list keeps
-        # the keys to push, and the winner if it still can win: its entry was popped.
-        npush = 0
-        for i in range(nd):
-            k = dirty[i]
-            flags = kst[k, FLAGS]
-            kst[k, FLAGS] = flags & _CLEAR_STEP_BITS  # every key linked into in this step is in the dirty list
-            if kst[k, OCC] == 0 and flags & _KEEP == 0:
-                _free_row(words, slots, k, free, fmeta)
-            elif (flags & RAISED or k == w) and _live(kst, k):
-                dirty[npush] = k
-                npush += 1
-        nd = npush
-        if hmeta[0] + nd > hocc.shape[0]:
-            # full: rebuild it from kst (dropping the stale entries), larger if need be
-            live = count_live(kst, meta[0])
-            if live + live // 2 > hocc.shape[0]:
-                hocc = np.empty(2 * live + 1024, dtype=np.int32)
-                htail = np.empty(2 * live + 1024, dtype=np.int32)
-                hkey = np.empty(2 * live + 1024, dtype=np.int32)
-            heap_rebuild(hocc, htail, hkey, hmeta, kst, meta[0])
+        parallel = follower and occ0 > 0 and occ1 > 0 and occ0 + occ1 >= parallel_from
+        if parallel and 4 * occ1 <= dirty1.shape[0]:
+            # the follower has this index too: it may be rebuilt in place, not replaced
+            parallel, _ = _index_room(words, meta, fmeta, slots, 2 * (occ0 + occ1), False)
         else:
-            for i in range(nd):
-                k = dirty[i]
-                heap_push(hocc, htail, hkey, hmeta, kst[k, OCC], kst[k, TAIL], k)
+            parallel = False
+        if parallel:
+            dirty = _with_room(dirty, nd, 4 * occ0)
+            sync[SYNC_WINNER] = w
+            sync[SYNC_TAG] = tag
+            command = (sync[SYNC_CMD] >> 2) + 1
+            _command(sync, command, CMD_WALK)
+            nd, merged, _, _ = _walk_sites(w, tag, False, S, smul, words, slots, meta, kst, finger, dirty, nd, kst,
+                                           kst1, classes, free, fmeta, lock, pcode, pkey)
+            atomic_store(sync, SYNC_SETTLE, command)  # class 0's flags are final: class 1 may settle
+            if not _wait_for(sync, SYNC_DONE, command):
+                return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+            merged += sync[SYNC_MERGED]
+            npush = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta)
+            if not _wait_for(sync, SYNC_SETTLED, command):
+                return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+            n1 = sync[SYNC_ACTIONS]
+        else:
+            shared = (slots.shape[0], dirty1.shape[0], pvals1.shape[0])
+            nd, merged, slots, dirty = _walk_sites(w, tag, True, S, smul, words, slots, meta, kst, finger, dirty, nd,
+                                                   kst, kst1, classes, free, fmeta, lock, pcode, pkey)
+            n1 = 0
+            if classes == 2:
+                nd1, merged1, slots, dirty1 = _walk_sites(w, tag, True, S, smul, words, slots, meta, kst1, finger1,
+                                                          dirty1, 0, kst, kst1, classes, free, fmeta, lock, pcode,
+                                                          pkey)
+                merged += merged1
+                pvals1 = _with_room(pvals1, 0, nd1)
+                n1 = _settle_class1(dirty1, nd1, pvals1, kst, kst1)
+            npush = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta)
+            restart = follower and (slots.shape[0] != shared[0] or dirty1.shape[0] != shared[1]
+                                    or pvals1.shape[0] != shared[2])
+        smeta[0] += merged
+        hocc, htail, hkey = _finish_step(dirty, nd, npush, dirty1, pvals1, n1, words, slots, meta, kst, kst1, classes,
+                                         free, fmeta, hocc, htail, hkey, hmeta)
         winners[steps] = w
         steps += 1
         if kst[w, FLAGS] & IN_VOCAB == 0:
             kst[w, FLAGS] |= IN_VOCAB
             size += 1
             if size >= limit:
-                return 1, steps, size, slots, hocc, htail, hkey, dirty
-    return 0, steps, size, slots, hocc, htail, hkey, dirty
+                return 1, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+    return RESTART if restart else 0, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+
+
+@_njit
+def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, dirty1, pvals1, free, fmeta, lock):
+    """The merges' second thread: applies each winner that ``run_merges`` hands it
+    (CMD_WALK on ``sync``) at its sites of class 1, then, once the leader is done with
+    class 0's, settles the keys that changed, until CMD_EXIT. ``seen`` is the command word
+    from before the leader's first command. Returns the number of steps it did."""
+    pcode = np.full((2, _PAIR_CACHE), -1, dtype=np.int64)
+    pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
+    walks = 0
+    while True:
+        command = atomic_load(sync, SYNC_CMD)
+        if command == seen:
+            spin_pause()
+            continue
+        seen = command
+        if command & 3 != CMD_WALK:
+            return walks
+        number = command >> 2
+        w, tag = sync[SYNC_WINNER], sync[SYNC_TAG]
+        nd, merged, _, _ = _walk_sites(w, tag, False, S, smul, words, slots, meta, kst1, finger1, dirty1, 0, kst,
+                                       kst1, 2, free, fmeta, lock, pcode, pkey)
+        sync[SYNC_MERGED] = merged
+        atomic_store(sync, SYNC_DONE, number)
+        while atomic_load(sync, SYNC_SETTLE) != number:
+            if atomic_load(sync, SYNC_CMD) != command:  # EXIT: the leader stopped with an error
+                return walks
+            spin_pause()
+        sync[SYNC_ACTIONS] = _settle_class1(dirty1, nd, pvals1, kst, kst1)
+        atomic_store(sync, SYNC_SETTLED, number)
+        walks += 1
 
 
 # --------------------------------------------------------------------------- libstdc++ map order

@@ -24,6 +24,25 @@ RAISED = 16  # linked into in this step: its heap entry may be too low (``run_me
 # Status codes of ``run_merges`` besides 0 (steps done) and 1 (limit reached)
 NO_WINNER = -1  # no pair occurs twice any more
 NEED_ROWS = -2  # reserve more key rows, then call again
+RESTART = -3  # a step replaced an array the follower shares: start a new follower, call again
+FOLLOWER_FAILED = -4  # the follower stopped with an error (its thread raises it)
+
+# The merges on two threads (``run_merges`` leads, ``follow_merges`` follows): the slots
+# are in two classes, each with lists of its own (``kst`` and ``kst1``); ``sync (16,)
+# int64`` is how the two threads talk. The leader writes the first cache line, the
+# follower the second.
+SYNC_CMD = 0  # (sequence number << 2) | command: the leader's latest command
+SYNC_WINNER = 1  # a WALK's winner
+SYNC_TAG = 2  # its step's tag (the pair-key cache's)
+SYNC_SETTLE = 3  # the last WALK the leader's own class is done with: the follower may settle it
+SYNC_DONE = 8  # the last WALK the follower applied
+SYNC_MERGED = 9  # the slots it merged away there
+SYNC_SETTLED = 10  # the last WALK whose keys it settled
+SYNC_ACTIONS = 11  # the keys it left for the leader then (dirty1[:n], with pvals1[:n])
+SYNC_FAILED = 12  # set by the follower's thread when it stopped with an error
+SYNC_SIZE = 16
+CMD_WALK = 1  # apply SYNC_WINNER at its sites of class 1, then settle the keys that changed
+CMD_EXIT = 2  # return
 
 # The scan's memo of char rows: ASCII, two-byte and three-byte chars (``_char_memo_index``)
 CHAR_MEMO_SIZE = 128 + 2048 + 65536

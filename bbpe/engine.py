@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -329,6 +331,12 @@ class FirstPass:
     # slots) the count gained 0.03 s with the same peak RSS; on mixed (1.4 million), en-large
     # (2.2 million) and half of zh-large (3 million) nothing measurable, for 5-15 MB more peak.
     SPLIT_COUNT_AT = 1 << 22
+    # Slots from which the merges run on two threads, two classes of slots (``_kernels``,
+    # "incremental merges"): blocks of 2**CLASS_SHIFT slots (64 KB of the slot table)
+    # alternate between them, small enough that the occurrences of nearly every pair fall
+    # about evenly into both, large enough that the two threads rarely write one cache line.
+    PARALLEL_MERGES_AT = 1 << 22
+    CLASS_SHIFT = 12
 
     def __init__(self, types: ScannedTypes, keys: KeyTable) -> None:
         self.keys = keys
@@ -345,6 +353,7 @@ class FirstPass:
         self.S[nslots] = (L.SENTINEL, -1, -1, -1)
         self.best = -1
         self.smul: np.ndarray | None = None  # set by ``run`` when it links the lists
+        self.classes = 2 if training_threads() > 1 and nslots >= self.PARALLEL_MERGES_AT else 1
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
         """(winner row or -1, single rows in first-deletion order, their counts).
@@ -469,22 +478,41 @@ class FirstPass:
 
     def _link(self, piece: np.ndarray) -> None:
         """Link the pairs of these types (walked by the first pass, in slot order after the
-        ones linked before) into their keys' occurrence lists."""
+        ones linked before) into their keys' occurrence lists, those of their class."""
         keys = self.keys
         start = 0
         while start < piece.shape[0]:
+            kst, kst1 = key_states(keys, self.classes)
             start = K.link_slots(piece, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
-                                 keys.meta, keys.room, self.smul, keys.per_key("kst", np.int32, (0, -1, -1, 0)))
+                                 keys.meta, keys.room, self.smul, kst, kst1, self.classes, self.CLASS_SHIFT)
             if start < piece.shape[0]:
                 keys.reserve(int(self.tlen[piece[start]]))
 
 
+def key_states(keys: KeyTable, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The key states (OCC, HEAD, TAIL, FLAGS) of slot class 0 and of class 1 (with one
+    class, a placeholder that is never read); fetched again after the table grows."""
+    kst = keys.per_key("kst", np.int32, (0, -1, -1, 0))
+    return kst, (keys.per_key("kst1", np.int32, (0, -1, -1, 0)) if classes == 2 else _NO_CLASS_1[0])
+
+
+# What the kernels get for the arrays of class 1 when there is one class
+_NO_CLASS_1 = (np.zeros((1, 4), dtype=np.int32), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64))
+
+
 class Merger:
-    """The incremental state: slots, occurrence lists, the heap; ``merges`` drives it."""
+    """The incremental state: slots, occurrence lists, the heap; ``merges`` drives it.
+
+    With two classes of slots (``FirstPass.classes``) and a thread to spare, each call of
+    the merge kernel has a follower on a thread of its own (``follow_merges``), which
+    applies each step's winner in class 1 while this thread does class 0.
+    """
 
     STEPS_PER_CALL = 256
     COMPACT_AT = 2  # squeeze the slots once half of them are merged away
     HEAP_SPARE = 1024  # the heap starts with room for two entries per live key, plus this
+    FOLLOWER = True  # with two classes, use the follower (tests turn it off)
+    PARALLEL_FROM = 32  # a step goes to both threads from this many occurrences of its winner
 
     def __init__(self, first: FirstPass) -> None:
         """The state after ``first.run()``, which linked the lists when it found a winner."""
@@ -492,19 +520,25 @@ class Merger:
         self.S = first.S
         self.nslots = self.S.shape[0]
         self.smul = first.smul
+        self.classes = first.classes
         self.smeta = np.zeros(2, dtype=np.int64)  # slots merged away since the last compaction, steps
-        self.fmeta = np.zeros(1, dtype=np.int64)  # rows in the free list
-        kst = self._kst
+        self.fmeta = np.zeros(2, dtype=np.int64)  # rows in the free list, tombstones in the index
+        kst, kst1 = key_states(keys, self.classes)
         kst[: first.nchars, L.FLAGS] |= L.TOKEN
         if first.best >= 0:
             kst[first.best, L.FLAGS] |= L.TOKEN
-        self._heap_arrays(2 * K.count_live(kst, keys.nkeys) + self.HEAP_SPARE)
-        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, keys.nkeys)
-
-    @property
-    def _kst(self) -> np.ndarray:
-        """Per-key state (OCC, HEAD, TAIL, FLAGS), re-fetched after every growth of the table."""
-        return self.keys.per_key("kst", np.int32, (0, -1, -1, 0))
+        self._heap_arrays(2 * K.count_live(kst, kst1, self.classes, keys.nkeys) + self.HEAP_SPARE)
+        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, kst1, self.classes, keys.nkeys)
+        # The keys each step changed, per class. A step hands class 1's list to the
+        # follower only if it has room for the step (four per site): it starts with room
+        # for the key that occurs most there now (np.empty: only what is written costs).
+        self.dirty = np.empty(1024, dtype=np.int32)
+        self.dirty1, self.pvals1 = _NO_CLASS_1[1:]
+        if self.classes == 2:
+            self.dirty1 = np.empty(4 * int(kst1[: keys.nkeys, L.OCC].max(initial=0)) + 1024, dtype=np.int32)
+            self.pvals1 = np.empty(self.dirty1.shape[0], dtype=np.int64)  # what class 1 leaves the leader
+        self.sync = np.zeros(L.SYNC_SIZE, dtype=np.int64)  # how the kernel and its follower talk
+        self.lock = np.zeros(1, dtype=np.int64)  # held while either of them makes a key
 
     def _heap_arrays(self, capacity: int) -> None:
         self.hocc = np.empty(capacity, dtype=np.int32)
@@ -515,39 +549,77 @@ class Merger:
     def mark_in_vocab(self, keys: list[bytes]) -> None:
         """Flag these keys (those in the table) as in the vocabulary."""
         rows = self.keys.find_all(keys)
-        self._kst[rows[rows >= 0], L.FLAGS] |= L.IN_VOCAB
+        key_states(self.keys, self.classes)[0][rows[rows >= 0], L.FLAGS] |= L.IN_VOCAB
 
     def merges(self, size: int, limit: int, progress: ProgressFn | None = None) -> Iterator[bytes]:
         """The winners' keys, one per merge, until the vocabulary reaches ``limit`` or no
         pair occurs twice; ``size`` is the vocabulary size before the first of them."""
         keys = self.keys
         winners = np.empty(self.STEPS_PER_CALL, dtype=np.int32)
-        dirty = np.empty(1024, dtype=np.int32)
         done = 0
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
-        while size < limit:
-            status, steps, size, keys.slots, self.hocc, self.htail, self.hkey, dirty = K.run_merges(
-                self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta,
-                self._kst, keys.per_key("finger", np.int32), keys.per_key("free", np.int32), self.fmeta, self.hocc,
-                self.htail, self.hkey, self.hmeta, self.smeta, dirty)
-            raw, lens = keys.rows(winners[:steps])
-            yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
-            done += steps
-            if progress:
-                progress("merge", done, total)
-            if status == L.NEED_ROWS:
-                keys.reserve_rows(int(self.hmeta[1]) + keys.nkeys // 2)
-            elif status != 0:
-                return
-            if self.COMPACT_AT * self.smeta[0] > self.nslots:
-                self._compact()
+        threaded = self.classes == 2 and self.FOLLOWER and training_threads() > 1
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-merges") if threaded else nullcontext() as pool:
+            while size < limit:
+                status, steps, size = self._run(winners, size, limit, pool)
+                raw, lens = keys.rows(winners[:steps])
+                yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
+                done += steps
+                if progress:
+                    progress("merge", done, total)
+                if status == L.NEED_ROWS:
+                    keys.reserve_rows(int(self.hmeta[1]) + keys.nkeys // 2)
+                elif status not in (0, L.RESTART):
+                    return
+                if self.COMPACT_AT * self.smeta[0] > self.nslots:
+                    self._compact()
+
+    def _run(self, winners: np.ndarray, size: int, limit: int,
+             pool: ThreadPoolExecutor | None) -> tuple[int, int, int]:
+        """One call of the merge kernel, with its follower on the pool's thread if there is
+        a pool: (status, steps, vocabulary size)."""
+        keys = self.keys
+        kst, kst1 = key_states(keys, self.classes)
+        finger = keys.per_key("finger", np.int32)
+        finger1 = keys.per_key("finger1", np.int32) if self.classes == 2 else _NO_CLASS_1[1]
+        free = keys.per_key("free", np.int32)
+        follower = None
+        if pool is not None:
+            follower = pool.submit(self._follow, int(self.sync[L.SYNC_CMD]), keys.slots, kst, kst1, finger1,
+                                   self.dirty1, self.pvals1, free)
+        try:
+            (status, steps, size, keys.slots, self.hocc, self.htail, self.hkey, self.dirty, self.dirty1,
+             self.pvals1) = K.run_merges(
+                self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta, kst,
+                kst1, self.classes, finger, finger1, free, self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta,
+                self.smeta, self.dirty, self.dirty1, self.pvals1, self.sync, self.lock, follower is not None,
+                self.PARALLEL_FROM)
+        finally:
+            if follower is not None:
+                # one store of the command word: the follower sees all of it or nothing
+                self.sync[L.SYNC_CMD] = (((int(self.sync[L.SYNC_CMD]) >> 2) + 1) << 2) | L.CMD_EXIT
+                follower.result()  # its error, if it had one
+        return status, steps, size
+
+    def _follow(self, seen: int, slots: np.ndarray, kst: np.ndarray, kst1: np.ndarray, finger1: np.ndarray,
+                dirty1: np.ndarray, pvals1: np.ndarray, free: np.ndarray) -> None:
+        """The follower (``follow_merges``) on the arrays the kernel gets; if it fails,
+        the kernel is told so first."""
+        keys = self.keys
+        try:
+            K.follow_merges(seen, self.sync, self.S, self.smul, keys.words, slots, keys.meta, kst, kst1, finger1,
+                            dirty1, pvals1, free, self.fmeta, self.lock)
+        except BaseException:
+            self.sync[L.SYNC_FAILED] = 1
+            raise
 
     def _compact(self) -> None:
         """Drop the slots merged away: less memory, denser walks."""
         keys = self.keys
-        n = K.compact_slots(self.S, self.nslots, self.smul, self._kst, keys.nkeys)
+        kst, kst1 = key_states(keys, self.classes)
+        n = K.compact_slots(self.S, self.nslots, self.smul, kst, kst1, self.classes, keys.nkeys)
         self.S.resize((n, 4), refcheck=False)
         self.smul.resize(n, refcheck=False)
         self.nslots = n
         self.smeta[0] = 0
-        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, self._kst, keys.nkeys)
+        K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, kst1, self.classes, keys.nkeys)

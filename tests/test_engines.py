@@ -392,3 +392,114 @@ def test_threads_from_the_environment(monkeypatch):
         monkeypatch.setenv("BBPE_THREADS", bad)
         with pytest.raises(ValueError, match=f"BBPE_THREADS.*{bad!r}"):
             bbpe.Tokenizer.train(TANG300, 1000)
+
+
+def _two_classes(monkeypatch, shift: int, follower: bool = True, parallel_from: int = 0) -> list[int]:
+    """Make the merges run in two classes of slots (``FirstPass.classes``) however small the
+    corpus, with blocks of 2**shift slots, every step handed to the follower that can be;
+    returns a list that gets the number of steps each follower did."""
+    from bbpe import engine
+
+    monkeypatch.setenv("BBPE_THREADS", "2")
+    monkeypatch.setattr(engine.FirstPass, "PARALLEL_MERGES_AT", 0)
+    monkeypatch.setattr(engine.FirstPass, "CLASS_SHIFT", shift)
+    monkeypatch.setattr(engine.Merger, "FOLLOWER", follower)
+    monkeypatch.setattr(engine.Merger, "PARALLEL_FROM", parallel_from)
+    walks: list[int] = []
+    follow = engine.K.follow_merges
+    monkeypatch.setattr(engine.K, "follow_merges", lambda *args: walks.append(follow(*args)) or walks[-1])
+    return walks
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_merges_on_two_threads_change_nothing(seed, monkeypatch, request):
+    """The merges in two classes of slots, class 1 on a thread of its own (``follow_merges``)
+    or both on one (no follower), give the simple engine's vocabulary; a third of the runs
+    start every table almost empty, so that steps grow the shared index and lists and the
+    follower is restarted (``RESTART``)."""
+    rng = random.Random(70_000 + seed)
+    if seed % 3 == 0:
+        request.getfixturevalue("tiny_tables")
+    follower = seed % 4 != 1
+    walks = _two_classes(monkeypatch, rng.choice([0, 1, 2, 3, 5]), follower, rng.choice([0, 0, 2, 32]))
+    data = random_corpus(rng, invalid=seed % 2 == 0)
+    simple, incremental = both([data], rng.choice(VOCAB_SIZES))
+    assert incremental == simple
+    assert not follower or walks or len(incremental) < 300, "the follower never ran"
+
+
+def test_the_follower_does_half_of_a_large_corpus(monkeypatch):
+    """On the reference corpora the follower applies most steps, and the classes agree
+    with one class (and with the simple engine) at any block size."""
+    data = TANG300.read_bytes() + b"\n" + SONG100.read_bytes()
+    expected = train_vocabulary([data], 0, engine="simple")
+    for shift in (0, 4, 12):
+        walks = _two_classes(monkeypatch, shift)
+        assert train_vocabulary([data], 0) == expected
+        assert sum(walks) > (1000 if shift < 12 else 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=repetitive, vocab_size=st.sampled_from([0, 270, 275, 320]), shift=st.integers(0, 3))
+def test_repetitive_text_on_two_threads(text, vocab_size, shift):
+    """Overlapping pairs (aaa), Q9 keys linked again into their own list, in both classes."""
+    import pytest as _pytest
+
+    with _pytest.MonkeyPatch.context() as monkeypatch:
+        _two_classes(monkeypatch, shift)
+        incremental = train_vocabulary([text.encode()], vocab_size)
+    assert incremental == train_vocabulary([text.encode()], vocab_size, engine="simple")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_compaction_with_two_classes(seed, monkeypatch):
+    """Squeezing the slots renumbers both classes' lists."""
+    from bbpe import engine
+
+    monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 3)
+    monkeypatch.setattr(engine.Merger, "COMPACT_AT", 8)
+    _two_classes(monkeypatch, seed % 4)
+    rng = random.Random(80_000 + seed)
+    data = random_corpus(rng, invalid=seed % 2 == 0)
+    simple, incremental = both([data], rng.choice([0, 300, 1000]))
+    assert incremental == simple
+
+
+def test_an_error_on_the_followers_thread_reaches_the_caller(monkeypatch):
+    """A follower that fails stops the merge kernel (which waits for it) and its error is
+    raised in the trainer's thread; nothing hangs."""
+    from bbpe import engine
+
+    _two_classes(monkeypatch, 2)
+
+    def failing(*args):
+        raise MemoryError("the follower")
+
+    monkeypatch.setattr(engine.K, "follow_merges", failing)
+    with pytest.raises(MemoryError, match="the follower"):
+        train_vocabulary([TANG300.read_bytes()], 0)
+
+
+def test_an_error_in_the_merge_kernel_stops_the_follower(monkeypatch):
+    """The kernel failing while its follower waits for commands: the follower is told to
+    stop, and the kernel's error is raised."""
+    import threading
+
+    from bbpe import engine
+
+    walks = _two_classes(monkeypatch, 2)
+    run_merges = engine.K.run_merges
+    calls = []
+
+    def failing(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise MemoryError("the kernel")
+        return run_merges(*args)
+
+    monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 8)
+    monkeypatch.setattr(engine.K, "run_merges", failing)
+    with pytest.raises(MemoryError, match="the kernel"):
+        train_vocabulary([TANG300.read_bytes()], 0)
+    assert len(walks) == 2  # both followers returned
+    assert not [t for t in threading.enumerate() if t.name.startswith("bbpe-merges")]
