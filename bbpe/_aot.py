@@ -51,9 +51,9 @@ def _signatures() -> dict:
         "renumber_pairs": none(I8, I8, I8, S, I4),
         "pair_counts": none(TABLE, I8, I8),
         "best_pair": i8(I8, I8, i8),
-        "first_pass": none(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I8),
+        "first_pass": i8(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I8),
         # merges
-        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST, KST, i8, i8),
+        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST, KST, i8, i8, i8, I8),
         "heap_rebuild": i8(I4, I4, I4, I8, KST, KST, i8, i8),
         "count_live": i8(KST, KST, i8, i8),
         "compact_slots": i8(S, i8, I4, KST, KST, i8, i8),

@@ -26,25 +26,25 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ._layout import (
+    CMD_WALK,
     DEAD,
     DIRTY,
     FINGER,
     FLAGS,
+    FOLLOWER_FAILED,
     HEAD,
     IN_VOCAB,
-    CMD_WALK,
     NEED_ROWS,
     NO_WINNER,
     NXT,
     OCC,
     PK,
     PRV,
-    FOLLOWER_FAILED,
     RAISED,
     RESTART,
     SENTINEL,
-    SYNC_CMD,
     SYNC_ACTIONS,
+    SYNC_CMD,
     SYNC_DONE,
     SYNC_FAILED,
     SYNC_MERGED,
@@ -232,10 +232,23 @@ def _key_hash(w0, w1, w2):
 
 @_inline
 def _find(words, slots, w0, w1, w2):
-    """(slot, row): the row holding the key, or -1 and the free slot where it would go.
+    """(slot, row): the row holding the key, or -1 and the empty slot where it would go.
+    An entry is row + 1, 0 is empty. For an index without tombstones: before the merges,
+    which alone take keys out (``_find_live`` is for any index)."""
+    mask = slots.shape[0] - 1
+    i = np.int64(_key_hash(w0, w1, w2) & np.uint64(mask))
+    row = np.int64(slots[i]) - 1
+    while row >= 0 and not (words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
+        i = (i + 1) & mask
+        row = np.int64(slots[i]) - 1
+    _release(words, slots)
+    return i, row
 
-    An entry is row + 1; 0 is empty, and _TOMBSTONE a key taken out during the merges
-    (``_forget``): a lookup goes on past it, and a new key may take its place."""
+
+@_inline
+def _find_live(words, slots, w0, w1, w2):
+    """``_find`` in an index that may hold tombstones (_TOMBSTONE: a key the merges took
+    out, ``_forget``): a lookup goes on past one, and a new key may take its place."""
     mask = slots.shape[0] - 1
     i = np.int64(_key_hash(w0, w1, w2) & np.uint64(mask))
     row = np.int64(slots[i]) - 1
@@ -286,7 +299,7 @@ def intern(words, slots, meta, w0, w1, w2):
 def find_rows(words, slots, query, rows):
     """rows[i]: the row of key query[i] (packed as in ``words``), or -1."""
     for i in range(query.shape[0]):
-        _, rows[i] = _find(words, slots, query[i, 0], query[i, 1], query[i, 2])
+        _, rows[i] = _find_live(words, slots, query[i, 0], query[i, 1], query[i, 2])
 
 
 @_njit
@@ -1009,7 +1022,9 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
     (type << 32 | offset in the type) of its deletions. Types are numbered in the order of
     their first occurrence, which is the order the C++ walks them in, so that is the
     order of the C++'s first deletions (Q7); the caller subtracts the 1 of the first.
+    Returns the number of pairs left without a key (-1): at most that many new keys.
     """
+    unkeyed = 0
     for oi in range(order.shape[0]):
         t = order[oi]
         start = base[t]
@@ -1062,10 +1077,13 @@ def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_coun
             S[w, TOK] = SENTINEL
             S[w, PK] = -1
             w += 1
+            for i in range(start, start + n - 1):
+                unkeyed += S[i, PK] < 0
         for i in range(w, end + 1):  # what the walk freed, and the old sentinel
             S[i, TOK] = DEAD if i < end or n == 0 else SENTINEL
             S[i, PK] = -1
         tlen[t] = n
+    return unkeyed
 
 
 # --------------------------------------------------------------------------- incremental merges
@@ -1135,17 +1153,15 @@ def _tail(kst, kst1, classes, k):
 
 
 @_inline
-def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes):
+def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes, lock, no_free):
     """Link the pairs of the type in slots a..a+n-1 (multiplicity m) into the lists of
     ``kst``, its class's (kst0 and kst1: every class's, for a new key)."""
     smul[a : a + n] = m
     for i in range(a, a + n - 1):
         k = np.int64(S[i, PK])
         if k < 0:
-            nkeys = meta[0]
-            k = pair_key(words, slots, meta, S[i, TOK], S[i + 1, TOK])
-            if meta[0] != nkeys:
-                _new_key_states(kst0, kst1, classes, k)
+            k = _pair_key_reusing(words, slots, meta, no_free, no_free, kst0, kst1, classes, lock, S[i, TOK],
+                                  S[i + 1, TOK])
             S[i, PK] = k
         kst[k, OCC] += m
         last = kst[k, TAIL]
@@ -1156,29 +1172,37 @@ def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes):
             S[i, PRV] = last
         kst[k, TAIL] = i
     _release(S, words, slots, meta, smul, kst, kst0, kst1)
+    _release(lock, no_free)
 
 
 @_njit
-def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst, kst1, classes, shift):
+def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst, kst1, classes, shift,
+               only, lock):
     """Link every pair of the types order[start:] into its key's list (slot order) of the
-    type's class: with two classes, the blocks of 2**shift slots alternate (a type is
-    in the block of its first slot).
+    type's class: with two classes, the blocks of 2**shift slots alternate (a type is in
+    the block of its first slot). ``only`` (0 or 1) links the types of that class alone,
+    while another thread links the other's: then ``key_limit`` is not checked, the
+    caller having made room for every pair the first pass left without a key.
 
     Types of length 0 are skipped; smul[s] gets the multiplicity of the type of slot s.
     Returns the next index into order; stops early like ``count_slots``.
     """
+    no_free = np.zeros(2, dtype=np.int64)  # the merges' free rows: none yet
     for oi in range(start, order.shape[0]):
         t = order[oi]
         n = tlen[t]
         if n == 0:
             continue
-        if meta[0] + n > key_limit:
-            return oi
         a = base[t]
-        if classes == 2 and (a >> shift) & 1:
-            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst1, kst, kst1, classes)
+        c = (a >> shift) & 1 if classes == 2 else 0
+        if only >= 0 and c != only:
+            continue
+        if only < 0 and meta[0] + n > key_limit:
+            return oi
+        if c == 1:
+            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst1, kst, kst1, classes, lock, no_free)
         else:
-            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst, kst, kst1, classes)
+            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst, kst, kst1, classes, lock, no_free)
     return order.shape[0]
 
 
@@ -1463,11 +1487,11 @@ def _pair_key_reusing(words, slots, meta, free, fmeta, kst, kst1, classes, lock,
         row = np.int64(a)
     else:
         w0, w1, w2 = _pair_words(words, a, b)
-        slot, row = _find(words, slots, w0, w1, w2)
+        slot, row = _find_live(words, slots, w0, w1, w2)
         if row < 0:
             if classes == 2:
                 _lock(lock)
-                slot, row = _find(words, slots, w0, w1, w2)
+                slot, row = _find_live(words, slots, w0, w1, w2)
             if row < 0:
                 if fmeta[0] > 0:
                     fmeta[0] -= 1

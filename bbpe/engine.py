@@ -358,13 +358,11 @@ class FirstPass:
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
         """(winner row or -1, single rows in first-deletion order, their counts).
 
-        Counts the pairs, then runs the first pass in pieces of the slot order on a thread
-        of its own (``training_threads`` > 1) while this one links each piece walked into
-        the occurrence lists the merges start from (when there is a winner: no merge can
-        follow otherwise).
+        Counts the pairs, runs the first pass and links the pairs into the occurrence
+        lists the merges start from (when there is a winner: no merge can follow
+        otherwise): ``_walk_and_link``, or with two classes ``_walk_then_link_classes``.
         """
-        keys, order = self.keys, self.order
-        n = order.shape[0]
+        keys = self.keys
         if self.RESERVE_ROWS:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
         table = self._count(progress)  # and the pair keys, appended as rows and indexed
@@ -375,14 +373,31 @@ class FirstPass:
         keys.drop("lastpos")
         if self.best >= 0:
             self._check_counters()
-        # only chars are ever deleted (a merged element is not looked at again, Q6)
-        single_counts = np.zeros(self.nchars, dtype=np.int64)
-        single_first = np.full(self.nchars, np.iinfo(np.int64).max, dtype=np.int64)
         link = self.best >= 0
         if link:
             # the multiplicity of each slot's type (a site's weight); np.empty: the pages
             # of slots the first pass emptied are never touched
             self.smul = np.empty(self.S.shape[0], dtype=np.int32)
+        if link and self.classes == 2:
+            single_counts, single_first = self._walk_then_link_classes(occ)
+        else:
+            single_counts, single_first = self._walk_and_link(occ, link)
+        keys.drop("occ")
+        rows = np.flatnonzero(single_counts)
+        rows = rows[np.argsort(single_first[rows], kind="stable")]
+        return self.best, rows, single_counts[rows] - 1  # Q4: the first deletion counts 0
+
+    def _singles(self) -> tuple[np.ndarray, np.ndarray]:
+        """What the first pass records of its deletions: per char (only chars are ever
+        deleted, a merged element is not looked at again, Q6), how many, and the first."""
+        return np.zeros(self.nchars, dtype=np.int64), np.full(self.nchars, np.iinfo(np.int64).max, dtype=np.int64)
+
+    def _walk_and_link(self, occ: np.ndarray, link: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The first pass in pieces of the slot order, on a thread of its own
+        (``training_threads`` > 1) while this one links each piece walked, if ``link``;
+        returns the singles (``_singles``)."""
+        keys = self.keys
+        single_counts, single_first = self._singles()
         # The first pass looks keys up while the linking adds keys to the index and may
         # replace it (and the rows): it keeps a copy of the index and the rows as they are
         # now, which hold every key it can find (chars and pairs of two)
@@ -393,14 +408,34 @@ class FirstPass:
             K.first_pass(piece, self.base, self.tlen, self.tmult, self.best, self.S, words, lookup, occ,
                          single_counts, single_first)
 
-        pieces = np.array_split(order, min(self.PIECES, max(1, n)))
+        pieces = np.array_split(self.order, min(self.PIECES, max(1, self.order.shape[0])))
         for piece in pipelined(walk, pieces, threaded=link and training_threads() > 1):
             if link:
                 self._link(piece)
-        keys.drop("occ")
-        rows = np.flatnonzero(single_counts)
-        rows = rows[np.argsort(single_first[rows], kind="stable")]
-        return self.best, rows, single_counts[rows] - 1  # Q4: the first deletion counts 0
+        return single_counts, single_first
+
+    def _walk_then_link_classes(self, occ: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """With two classes: the first pass on two threads, a half of the slot order each,
+        then each thread links the types of one class, making new keys under a lock
+        (``link_slots``), once there is room for every pair the first pass left without
+        a key. Nothing adds keys while the first pass looks them up, so it needs no copy
+        of the index. Returns the singles, both halves' together."""
+        keys = self.keys
+        halves = np.array_split(self.order, 2)
+        singles = [self._singles() for _ in halves]
+
+        def walk(i: int) -> int:
+            return K.first_pass(halves[i], self.base, self.tlen, self.tmult, self.best, self.S, keys.words, keys.slots,
+                                occ, *singles[i])
+
+        keys.reserve(sum(on_threads(walk, 2)))
+        kst, kst1 = key_states(keys, 2)
+        lock = np.zeros(1, dtype=np.int64)
+        on_threads(lambda c: K.link_slots(self.order, 0, self.base, self.tlen, self.tmult, self.S, keys.words,
+                                          keys.slots, keys.meta, keys.room, self.smul, kst, kst1, 2, self.CLASS_SHIFT,
+                                          c, lock), 2)
+        (counts, firsts), (later_counts, later_firsts) = singles
+        return counts + later_counts, np.minimum(firsts, later_firsts)
 
     def _count(self, progress: ProgressFn | None) -> np.ndarray:
         """Count the pairs (``count_slots``): the pair table, and the pair keys as new rows.
@@ -484,7 +519,8 @@ class FirstPass:
         while start < piece.shape[0]:
             kst, kst1 = key_states(keys, self.classes)
             start = K.link_slots(piece, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
-                                 keys.meta, keys.room, self.smul, kst, kst1, self.classes, self.CLASS_SHIFT)
+                                 keys.meta, keys.room, self.smul, kst, kst1, self.classes, self.CLASS_SHIFT, -1,
+                                 _NO_LOCK)
             if start < piece.shape[0]:
                 keys.reserve(int(self.tlen[piece[start]]))
 
@@ -495,6 +531,8 @@ def key_states(keys: KeyTable, classes: int) -> tuple[np.ndarray, np.ndarray]:
     kst = keys.per_key("kst", np.int32, (0, -1, -1, 0))
     return kst, (keys.per_key("kst1", np.int32, (0, -1, -1, 0)) if classes == 2 else _NO_CLASS_1[0])
 
+
+_NO_LOCK = np.zeros(1, dtype=np.int64)  # for link_slots on one thread (it takes no lock then)
 
 # What the kernels get for the arrays of class 1 when there is one class
 _NO_CLASS_1 = (np.zeros((1, 4), dtype=np.int32), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64))

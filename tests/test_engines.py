@@ -443,9 +443,7 @@ def test_the_follower_does_half_of_a_large_corpus(monkeypatch):
 @given(text=repetitive, vocab_size=st.sampled_from([0, 270, 275, 320]), shift=st.integers(0, 3))
 def test_repetitive_text_on_two_threads(text, vocab_size, shift):
     """Overlapping pairs (aaa), Q9 keys linked again into their own list, in both classes."""
-    import pytest as _pytest
-
-    with _pytest.MonkeyPatch.context() as monkeypatch:
+    with pytest.MonkeyPatch.context() as monkeypatch:
         _two_classes(monkeypatch, shift)
         incremental = train_vocabulary([text.encode()], vocab_size)
     assert incremental == train_vocabulary([text.encode()], vocab_size, engine="simple")
@@ -503,3 +501,58 @@ def test_an_error_in_the_merge_kernel_stops_the_follower(monkeypatch):
         train_vocabulary([TANG300.read_bytes()], 0)
     assert len(walks) == 2  # both followers returned
     assert not [t for t in threading.enumerate() if t.name.startswith("bbpe-merges")]
+
+
+def _heap_covers_every_live_key(merger) -> None:
+    """The lazy heap's invariant, which the winner's choice rests on: every key that can
+    win (two occurrences or more, all classes together) has an entry at least as high
+    as its (count, last occurrence) in the heap's order (Q5)."""
+    from bbpe import _layout as L
+    from bbpe.engine import key_states
+
+    kst, kst1 = key_states(merger.keys, merger.classes)
+    n = merger.keys.nkeys
+    occ = kst[:n, L.OCC].astype(np.int64)
+    tail = kst[:n, L.TAIL].astype(np.int64)
+    if merger.classes == 2:
+        occ += kst1[:n, L.OCC]
+        tail = np.maximum(tail, kst1[:n, L.TAIL])
+    size = int(merger.hmeta[0])
+    hocc, htail, hkey = merger.hocc[:size], merger.htail[:size], merger.hkey[:size]
+    best_occ = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(best_occ, hkey, hocc)
+    at_best = hocc == best_occ[hkey]
+    best_tail = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best_tail, hkey[at_best], htail[at_best])
+    live = np.flatnonzero(occ >= 2)
+    covered = (best_occ[live] > occ[live]) | ((best_occ[live] == occ[live]) & (best_tail[live] <= tail[live]))
+    assert covered.all(), f"keys without a high enough heap entry: {live[~covered][:10].tolist()}"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_heap_covers_every_live_key_after_each_step(seed, monkeypatch):
+    """After every step, in one class or two (with and without the follower), every key
+    that can win has a heap entry at least as high as its value: a key that gained in
+    one class while it lost all it had in the other must still be pushed."""
+    from bbpe import engine
+    from bbpe.train import vocab_limit
+    from bbpe.vocab import VocabularyBuilder, initial_keys
+
+    rng = random.Random(90_000 + seed)
+    if seed % 3:
+        _two_classes(monkeypatch, rng.choice([0, 1, 2]), follower=seed % 3 == 1)
+    monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 1)
+    units = ["ca", "c", "a", "aa", "天地", "天", "地", "b", "一二三四五六七", "ab", "\n"]
+    data = "".join(rng.choice(units) for _ in range(rng.randint(50, 600))).encode()
+    keys = engine.KeyTable()
+    first = engine.FirstPass(engine.scan([[data]], keys), keys)
+    if first.run()[0] < 0:
+        return
+    vocab = VocabularyBuilder(initial_keys())
+    merger = engine.Merger(first)
+    merger.mark_in_vocab(vocab.keys)
+    steps = 0
+    for _ in merger.merges(len(vocab), vocab_limit(0)):
+        _heap_covers_every_live_key(merger)
+        steps += 1
+    assert steps > 0

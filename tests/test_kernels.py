@@ -101,3 +101,44 @@ def test_singles_in_libstdcxx_order():
     best, singles = next(merge_steps(lists))
     assert lists.key(best).decode() == "天地"
     assert [s.decode() for s in singles] == list("一四二三五六")
+
+
+def test_index_with_tombstones():
+    """The merges take keys out of the index as tombstones (``_forget``), or as empty
+    entries at a cluster's end; lookups (``_find_live``) go past tombstones, a new key
+    may take one's place, and ``fmeta[1]`` counts those left. Random keys crowded into a
+    small index, taken out and put back at random (rebuilt when half of it is keys and
+    tombstones): every key there is found in its row, every key taken out is not, and
+    the count is right."""
+    import random
+
+    rng = random.Random(5)
+    size = 64
+    words = np.zeros((400, 3), dtype=np.uint64)
+    slots = np.zeros(size, dtype=np.int32)
+    fmeta = np.zeros(2, dtype=np.int64)
+    keys = [(np.uint64(rng.getrandbits(56)), np.uint64(rng.randrange(8)), np.uint64(1 << 56)) for _ in range(400)]
+    present: dict[int, tuple] = {}
+    for step in range(3000):
+        if present and (len(present) >= size // 2 or rng.random() < 0.45):
+            row = rng.choice(list(present))
+            K._forget(words, slots, row, fmeta)
+            words[row] = 0
+            del present[row]
+        else:
+            if 2 * (len(present) + fmeta[1] + 1) > size:  # as _index_room keeps it: rebuilt
+                slots[:] = 0
+                K.reindex(words, len(keys), slots)
+                fmeta[1] = 0
+            row = rng.choice([r for r in range(len(keys)) if r not in present])
+            key = keys[row]
+            slot, found = K._find_live(words, slots, *key)
+            assert found == -1
+            if slots[slot] == -1:
+                fmeta[1] -= 1  # as _pair_key_reusing does
+            words[row] = key
+            slots[slot] = row + 1
+            present[row] = key
+        assert fmeta[1] == np.count_nonzero(slots == -1)
+        for row in rng.sample(range(len(keys)), 20):
+            assert K._find_live(words, slots, *keys[row])[1] == (row if row in present else -1)
