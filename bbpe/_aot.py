@@ -58,9 +58,9 @@ def _signatures() -> dict:
         "count_live": i8(KST, KST, i8, i8),
         "compact_slots": i8(S, i8, I4, KST, KST, i8, i8),
         "run_merges": T.Tuple((i8, i8, i8, I4, I4, I4, I4, I4, I4, I8))(
-            i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, KST, i8, I4, I4, I4, I8, I4, I4, I4, I8, I8, I4, I4, I8, I8,
-            I8, T.boolean, i8),
-        "follow_merges": i8(i8, I8, S, I4, WORDS, I4, I8, KST, KST, I4, I4, I8, I4, I8, I8),
+            i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, KST, i8, I4, I4, I4, I8, I4, I4, I4, I8, I8, I4, I4, I8, I4,
+            I8, I8, T.boolean, i8),
+        "follow_merges": i8(i8, I8, S, I4, WORDS, I4, I8, KST, KST, I4, I4, I8, I4, I4, I8, I8),
         # libstdc++ map order (_umap)
         "blog_hashes": U8(a(u1, 2), I8),
         "umap_replay": I8(U8, U8, i8, i8),

@@ -43,11 +43,14 @@ from ._layout import (
     RAISED,
     RESTART,
     SENTINEL,
-    SYNC_ACTIONS,
     SYNC_CMD,
     SYNC_DONE,
     SYNC_FAILED,
+    SYNC_FREE,
+    SYNC_FREED,
+    SYNC_FREES,
     SYNC_MERGED,
+    SYNC_PUSHES,
     SYNC_SETTLE,
     SYNC_SETTLED,
     SYNC_TAG,
@@ -1719,26 +1722,28 @@ def _with_room(array, used, extra):
 
 # The end of a step. The keys a step changed are in its dirty lists, one per class; a
 # key in both is settled with class 0's. Class 1's list is settled by the follower while
-# the leader settles class 0's (``_settle_class1``, ``_settle_class0``), and each leaves
-# the heap and the index to the leader (``_finish_step``): the leader alone frees rows
-# and pushes. Each side reads the key states of the other class without writing them,
-# except that class 0's side clears class 1's flags of a key in both lists, which class
-# 1's side leaves alone; class 0's DIRTY, which tells class 1's side which keys those
-# are, stays set until both sides are done.
+# the leader settles class 0's (``_settle_class1``, ``_settle_class0``). Each side reads
+# the key states of the other class without writing them, except that class 0's side
+# clears class 1's flags of a key in both lists, which class 1's side leaves alone;
+# class 0's DIRTY, which tells class 1's side which keys those are, stays set until both
+# sides are done. The follower alone touches the index then: it frees the rows of class
+# 1's keys as it settles them, and then those of class 0's, which the leader lists for
+# it, while the leader pushes both classes' keys onto the heap (``_finish_step``).
 
 _CLEAR_STEP_BITS_BUT_DIRTY = _CLEAR_STEP_BITS | DIRTY
-_LEAVE, _FREE = -2, -1  # what _settle_class1 says besides a push (occ << 32 | tail)
 _LOW31 = np.int64(0x7FFFFFFF)
 
 
 @_inline
-def _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta):
+def _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta, frees, defer):
     """Class 0's end of the step for its dirty keys: their step bits are cleared (DIRTY
     later, ``_finish_step``), a key left without occurrences that is neither a token nor
-    in the vocabulary gives its row back, and a key linked into (RAISED, in either class)
-    or the winner (whose entry was popped) that can still win stays for the heap;
-    ``dirty[i]`` becomes -1 - k for a key that does not. Returns how many stay."""
+    in the vocabulary gives its row back (``defer``: it goes into ``frees`` instead, for
+    the follower), and a key linked into (RAISED, in either class) or the winner (whose
+    entry was popped) that can still win stays for the heap; ``dirty[i]`` becomes -1 - k
+    for a key that does not. Returns (how many stay, how many were deferred)."""
     npush = 0
+    nfree = 0
     for i in range(nd):
         k = dirty[i]
         flags = kst[k, FLAGS]
@@ -1751,21 +1756,27 @@ def _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta):
                 raised |= flags1 & RAISED
         occ = _occ(kst, kst1, classes, k)
         if occ == 0 and flags & _KEEP == 0:
-            _free_row(words, slots, k, free, fmeta)
+            if defer:
+                frees[nfree] = k
+                nfree += 1
+            else:
+                _free_row(words, slots, k, free, fmeta)
             dirty[i] = -1 - k
         elif (raised or k == w) and occ >= 2:
             npush += 1
         else:
             dirty[i] = -1 - k
     _release(dirty, words, slots, kst, kst1, free, fmeta)
-    return npush
+    _release(frees)
+    return npush, nfree
 
 
 @_inline
-def _settle_class1(dirty1, nd1, pvals1, kst, kst1):
+def _settle_class1(dirty1, nd1, pvals1, words, slots, kst, kst1, free, fmeta):
     """Class 1's end of the step for its dirty keys, but those class 0's list has too:
-    their step bits are cleared, and what the leader must do is left in dirty1[:n] and
-    pvals1[:n]: _FREE the row, or push (occ << 32 | tail). Returns n."""
+    their step bits are cleared, a key left without occurrences that is neither a token
+    nor in the vocabulary gives its row back, and the keys for the heap are left in
+    dirty1[:n], with pvals1[:n] their (occ << 32 | tail). Returns n."""
     n = 0
     for i in range(nd1):
         k = dirty1[i]
@@ -1774,24 +1785,20 @@ def _settle_class1(dirty1, nd1, pvals1, kst, kst1):
         flags = kst1[k, FLAGS]
         kst1[k, FLAGS] = flags & _CLEAR_STEP_BITS
         occ = _occ(kst, kst1, 2, k)
-        action = np.int64(_LEAVE)
         if occ == 0 and kst[k, FLAGS] & _KEEP == 0:
-            action = np.int64(_FREE)
+            _free_row(words, slots, k, free, fmeta)
         elif flags & RAISED and occ >= 2:  # not the winner: that one is in class 0's list
-            action = (occ << 32) | _tail(kst, kst1, 2, k)
-        if action != _LEAVE:
             dirty1[n] = k
-            pvals1[n] = action
+            pvals1[n] = (occ << 32) | _tail(kst, kst1, 2, k)
             n += 1
-    _release(dirty1, pvals1, kst, kst1)
+    _release(dirty1, pvals1, words, slots, kst, kst1, free, fmeta)
     return n
 
 
 @_inline
-def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, words, slots, meta, kst, kst1, classes, free, fmeta, hocc,
-                 htail, hkey, hmeta):
-    """The leader's part of the end of a step, once both sides settled: class 1's rows
-    freed, class 0's DIRTY cleared, and the keys left for the heap pushed. The heap gets
+def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes, hocc, htail, hkey, hmeta):
+    """The leader's part of the end of a step, once both sides settled: class 0's DIRTY
+    cleared, and the keys left for the heap pushed. The heap gets
     the keys linked into (RAISED) only. A key that only lost occurrences keeps its old
     entry, above its value: an upper bound is all that the winner's choice needs (every
     live key has an entry at least as high as its value, so an entry on top that equals
@@ -1800,11 +1807,8 @@ def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, words, slots, meta, kst, 
     8000: 562,000 -> 299,000). Returns the heap arrays (they grow when it is full)."""
     rebuild = hmeta[0] + npush + n1 > hocc.shape[0]
     for i in range(n1):
-        k, action = dirty1[i], pvals1[i]
-        if action == _FREE:
-            _free_row(words, slots, k, free, fmeta)
-        elif not rebuild:
-            heap_push(hocc, htail, hkey, hmeta, action >> 32, action & _LOW31, k)
+        if not rebuild:
+            heap_push(hocc, htail, hkey, hmeta, pvals1[i] >> 32, pvals1[i] & _LOW31, dirty1[i])
     for i in range(nd):
         k = dirty[i]
         push = k >= 0
@@ -1820,8 +1824,7 @@ def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, words, slots, meta, kst, 
             htail = np.empty(2 * live + 1024, dtype=np.int32)
             hkey = np.empty(2 * live + 1024, dtype=np.int32)
         heap_rebuild(hocc, htail, hkey, hmeta, kst, kst1, classes, meta[0])
-    _release(dirty, dirty1, pvals1, words, slots, meta, kst, kst1)
-    _release(free, fmeta)
+    _release(dirty, dirty1, pvals1, meta, kst, kst1)
     return hocc, htail, hkey
 
 
@@ -1848,7 +1851,7 @@ def _command(sync, command, code):
 
 @_njit
 def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst, kst1, classes, finger, finger1,
-               free, fmeta, hocc, htail, hkey, hmeta, smeta, dirty, dirty1, pvals1, sync, lock, follower,
+               free, fmeta, hocc, htail, hkey, hmeta, smeta, dirty, dirty1, pvals1, frees0, sync, lock, follower,
                parallel_from):
     """Apply up to ``max_steps`` merges; returns (status, steps done, vocabulary size) and
     the arrays that may have grown: (slots, hocc, htail, hkey, dirty, dirty1, pvals1).
@@ -1865,9 +1868,9 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     ``sync``), a step is applied and settled in both classes at once when its winner
     occurs in both, at least ``parallel_from`` times (a hand-over costs a few hundred
     nanoseconds each way), and the step fits in the arrays the two share (the index
-    ``slots``, ``dirty1``) as they are. Any other step is done here, one class after the
-    other, growing what it must; a step that replaced an array the follower has ends the
-    call (``RESTART``).
+    ``slots``, ``dirty1``, ``frees0``) as they are. Any other step is done here, one class
+    after the other, growing what it must; a step that replaced an array the follower
+    has ends the call (``RESTART``).
 
     Growth. The heap grows when it is full; the key rows are the caller's (``KeyTable``,
     lazily zeroed): a step that might need more fresh rows than there are (two per site,
@@ -1895,7 +1898,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         tag = smeta[1]  # this step's tag in the pair-key caches
         smeta[1] = tag + 1
         parallel = follower and occ0 > 0 and occ1 > 0 and occ0 + occ1 >= parallel_from
-        if parallel and 4 * occ1 <= dirty1.shape[0]:
+        if parallel and 4 * occ1 <= dirty1.shape[0] and 1 + 4 * occ0 <= frees0.shape[0]:
             # the follower has this index too: it may be rebuilt in place, not replaced
             parallel, _ = _index_room(words, meta, fmeta, slots, 2 * (occ0 + occ1), False)
         else:
@@ -1912,10 +1915,12 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             if not _wait_for(sync, SYNC_DONE, command):
                 return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
             merged += sync[SYNC_MERGED]
-            npush = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta)
+            npush, nfree = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta, frees0, True)
+            sync[SYNC_FREES] = nfree
+            atomic_store(sync, SYNC_FREE, command)
             if not _wait_for(sync, SYNC_SETTLED, command):
                 return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
-            n1 = sync[SYNC_ACTIONS]
+            n1 = sync[SYNC_PUSHES]
         else:
             shared = (slots.shape[0], dirty1.shape[0], pvals1.shape[0])
             nd, merged, slots, dirty = _walk_sites(w, tag, True, S, smul, words, slots, meta, kst, finger, dirty, nd,
@@ -1927,13 +1932,16 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
                                                           pkey)
                 merged += merged1
                 pvals1 = _with_room(pvals1, 0, nd1)
-                n1 = _settle_class1(dirty1, nd1, pvals1, kst, kst1)
-            npush = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta)
+                n1 = _settle_class1(dirty1, nd1, pvals1, words, slots, kst, kst1, free, fmeta)
+            npush, _deferred = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta, frees0,
+                                              False)
             restart = follower and (slots.shape[0] != shared[0] or dirty1.shape[0] != shared[1]
                                     or pvals1.shape[0] != shared[2])
         smeta[0] += merged
-        hocc, htail, hkey = _finish_step(dirty, nd, npush, dirty1, pvals1, n1, words, slots, meta, kst, kst1, classes,
-                                         free, fmeta, hocc, htail, hkey, hmeta)
+        hocc, htail, hkey = _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes, hocc, htail,
+                                         hkey, hmeta)
+        if parallel and not _wait_for(sync, SYNC_FREED, command):
+            return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
         winners[steps] = w
         steps += 1
         if kst[w, FLAGS] & IN_VOCAB == 0:
@@ -1944,12 +1952,28 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     return RESTART if restart else 0, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
 
 
+@_inline
+def _wait_for_leader(sync, what, number, command):
+    """Spin until the leader has posted ``number`` in ``what``; False if a newer command
+    came instead (CMD_EXIT: the leader stopped with an error)."""
+    posted = True
+    while atomic_load(sync, what) != number:
+        if atomic_load(sync, SYNC_CMD) != command:
+            posted = False
+            break
+        spin_pause()
+    _release(sync)
+    return posted
+
+
 @_njit
-def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, dirty1, pvals1, free, fmeta, lock):
+def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, dirty1, pvals1, frees0, free, fmeta,
+                  lock):
     """The merges' second thread: applies each winner that ``run_merges`` hands it
-    (CMD_WALK on ``sync``) at its sites of class 1, then, once the leader is done with
-    class 0's, settles the keys that changed, until CMD_EXIT. ``seen`` is the command word
-    from before the leader's first command. Returns the number of steps it did."""
+    (CMD_WALK on ``sync``) at its sites of class 1; once the leader is done with class 0's,
+    settles the keys that changed, freeing rows; then frees the rows of class 0's keys
+    that the leader lists in ``frees0``; until CMD_EXIT. ``seen`` is the command word from
+    before the leader's first command. Returns the number of steps it did."""
     pcode = np.full((2, _PAIR_CACHE), -1, dtype=np.int64)
     pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
     walks = 0
@@ -1967,12 +1991,15 @@ def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, d
                                        kst1, 2, free, fmeta, lock, pcode, pkey)
         sync[SYNC_MERGED] = merged
         atomic_store(sync, SYNC_DONE, number)
-        while atomic_load(sync, SYNC_SETTLE) != number:
-            if atomic_load(sync, SYNC_CMD) != command:  # EXIT: the leader stopped with an error
-                return walks
-            spin_pause()
-        sync[SYNC_ACTIONS] = _settle_class1(dirty1, nd, pvals1, kst, kst1)
+        if not _wait_for_leader(sync, SYNC_SETTLE, number, command):
+            return walks
+        sync[SYNC_PUSHES] = _settle_class1(dirty1, nd, pvals1, words, slots, kst, kst1, free, fmeta)
         atomic_store(sync, SYNC_SETTLED, number)
+        if not _wait_for_leader(sync, SYNC_FREE, number, command):
+            return walks
+        for i in range(sync[SYNC_FREES]):
+            _free_row(words, slots, frees0[i], free, fmeta)
+        atomic_store(sync, SYNC_FREED, number)
         walks += 1
 
 

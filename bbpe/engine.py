@@ -535,7 +535,8 @@ def key_states(keys: KeyTable, classes: int) -> tuple[np.ndarray, np.ndarray]:
 _NO_LOCK = np.zeros(1, dtype=np.int64)  # for link_slots on one thread (it takes no lock then)
 
 # What the kernels get for the arrays of class 1 when there is one class
-_NO_CLASS_1 = (np.zeros((1, 4), dtype=np.int32), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64))
+_NO_CLASS_1 = (np.zeros((1, 4), dtype=np.int32), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64),
+               np.zeros(1, dtype=np.int32))
 
 
 class Merger:
@@ -571,10 +572,12 @@ class Merger:
         # follower only if it has room for the step (four per site): it starts with room
         # for the key that occurs most there now (np.empty: only what is written costs).
         self.dirty = np.empty(1024, dtype=np.int32)
-        self.dirty1, self.pvals1 = _NO_CLASS_1[1:]
+        self.dirty1, self.pvals1, self.frees0 = _NO_CLASS_1[1:]
         if self.classes == 2:
             self.dirty1 = np.empty(4 * int(kst1[: keys.nkeys, L.OCC].max(initial=0)) + 1024, dtype=np.int32)
-            self.pvals1 = np.empty(self.dirty1.shape[0], dtype=np.int64)  # what class 1 leaves the leader
+            self.pvals1 = np.empty(self.dirty1.shape[0], dtype=np.int64)  # class 1's keys for the heap
+            # class 0's keys whose rows the follower frees
+            self.frees0 = np.empty(4 * int(kst[: keys.nkeys, L.OCC].max(initial=0)) + 1024, dtype=np.int32)
         self.sync = np.zeros(L.SYNC_SIZE, dtype=np.int64)  # how the kernel and its follower talk
         self.lock = np.zeros(1, dtype=np.int64)  # held while either of them makes a key
 
@@ -630,8 +633,8 @@ class Merger:
              self.pvals1) = K.run_merges(
                 self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta, kst,
                 kst1, self.classes, finger, finger1, free, self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta,
-                self.smeta, self.dirty, self.dirty1, self.pvals1, self.sync, self.lock, follower is not None,
-                self.PARALLEL_FROM)
+                self.smeta, self.dirty, self.dirty1, self.pvals1, self.frees0, self.sync, self.lock,
+                follower is not None, self.PARALLEL_FROM)
         finally:
             if follower is not None:
                 # one store of the command word: the follower sees all of it or nothing
@@ -646,7 +649,7 @@ class Merger:
         keys = self.keys
         try:
             K.follow_merges(seen, self.sync, self.S, self.smul, keys.words, slots, keys.meta, kst, kst1, finger1,
-                            dirty1, pvals1, free, self.fmeta, self.lock)
+                            dirty1, pvals1, self.frees0, free, self.fmeta, self.lock)
         except BaseException:
             self.sync[L.SYNC_FAILED] = 1
             raise
