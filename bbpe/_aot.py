@@ -53,7 +53,7 @@ def _signatures() -> dict:
         "best_pair": i8(I8, I8, i8),
         "first_pass": i8(I8, I8, I8, I8, i8, S, WORDS, I4, I8, I8, I8),
         # merges
-        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST, KST, i8, i8, i8, I8),
+        "link_slots": i8(I8, i8, I8, I8, I8, S, WORDS, I4, I8, i8, I4, KST, KST, KST, i8, i8, i8, I8),
         "heap_rebuild": i8(I4, I4, I4, I8, KST, KST, i8, i8),
         "count_live": i8(KST, KST, i8, i8),
         "compact_slots": i8(S, i8, I4, KST, KST, i8, i8),

@@ -1159,7 +1159,8 @@ def _tail(kst, kst1, classes, k):
 def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes, lock, no_free):
     """Link the pairs of the type in slots a..a+n-1 (multiplicity m) into the lists of
     ``kst``, its class's (kst0 and kst1: every class's, for a new key)."""
-    smul[a : a + n] = m
+    for i in range(a, a + n):  # not smul[a : a + n] = m: a view costs reference counting here
+        smul[i] = m
     for i in range(a, a + n - 1):
         k = np.int64(S[i, PK])
         if k < 0:
@@ -1179,13 +1180,14 @@ def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes, l
 
 
 @_njit
-def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst, kst1, classes, shift,
-               only, lock):
-    """Link every pair of the types order[start:] into its key's list (slot order) of the
-    type's class: with two classes, the blocks of 2**shift slots alternate (a type is in
-    the block of its first slot). ``only`` (0 or 1) links the types of that class alone,
-    while another thread links the other's: then ``key_limit`` is not checked, the
-    caller having made room for every pair the first pass left without a key.
+def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst, kst0, kst1, classes, shift,
+               c, lock):
+    """Link every pair of the types of class ``c`` among order[start:] into its key's list
+    (slot order), whose states are ``kst`` (kst0 or kst1; both, for a new key). With two
+    classes, the blocks of 2**shift slots alternate (a type is in the block of its first
+    slot) and the two are linked at once, by two threads: then ``key_limit`` is not
+    checked, the caller having made room for every pair the first pass left without a key.
+    With one class, every type is class 0.
 
     Types of length 0 are skipped; smul[s] gets the multiplicity of the type of slot s.
     Returns the next index into order; stops early like ``count_slots``.
@@ -1197,15 +1199,12 @@ def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit
         if n == 0:
             continue
         a = base[t]
-        c = (a >> shift) & 1 if classes == 2 else 0
-        if only >= 0 and c != only:
-            continue
-        if only < 0 and meta[0] + n > key_limit:
+        if classes == 2:
+            if (a >> shift) & 1 != c:
+                continue
+        elif meta[0] + n > key_limit:
             return oi
-        if c == 1:
-            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst1, kst, kst1, classes, lock, no_free)
-        else:
-            _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst, kst, kst1, classes, lock, no_free)
+        _link_type(a, n, tmult[t], S, words, slots, meta, smul, kst, kst0, kst1, classes, lock, no_free)
     return order.shape[0]
 
 

@@ -432,8 +432,8 @@ class FirstPass:
         kst, kst1 = key_states(keys, 2)
         lock = np.zeros(1, dtype=np.int64)
         on_threads(lambda c: K.link_slots(self.order, 0, self.base, self.tlen, self.tmult, self.S, keys.words,
-                                          keys.slots, keys.meta, keys.room, self.smul, kst, kst1, 2, self.CLASS_SHIFT,
-                                          c, lock), 2)
+                                          keys.slots, keys.meta, keys.room, self.smul, (kst, kst1)[c], kst, kst1, 2,
+                                          self.CLASS_SHIFT, c, lock), 2)
         (counts, firsts), (later_counts, later_firsts) = singles
         return counts + later_counts, np.minimum(firsts, later_firsts)
 
@@ -513,14 +513,13 @@ class FirstPass:
 
     def _link(self, piece: np.ndarray) -> None:
         """Link the pairs of these types (walked by the first pass, in slot order after the
-        ones linked before) into their keys' occurrence lists, those of their class."""
+        ones linked before) into their keys' occurrence lists (one class)."""
         keys = self.keys
         start = 0
         while start < piece.shape[0]:
-            kst, kst1 = key_states(keys, self.classes)
+            kst, kst1 = key_states(keys, 1)
             start = K.link_slots(piece, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
-                                 keys.meta, keys.room, self.smul, kst, kst1, self.classes, self.CLASS_SHIFT, -1,
-                                 _NO_LOCK)
+                                 keys.meta, keys.room, self.smul, kst, kst, kst1, 1, self.CLASS_SHIFT, 0, _NO_LOCK)
             if start < piece.shape[0]:
                 keys.reserve(int(self.tlen[piece[start]]))
 
