@@ -1,7 +1,5 @@
 """``python -m bbpe``: the same as the ``bbpe`` command."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

@@ -22,7 +22,7 @@ training.
 from __future__ import annotations
 
 import functools
-from importlib import resources
+import os
 
 import numpy as np
 
@@ -32,7 +32,11 @@ from ._compiled import kernels as K
 @functools.cache
 def bucket_counts() -> np.ndarray:
     """The bucket counts of a growing libstdc++ map: ``[1, 13, 29, 59, ...]`` (uint64)."""
-    text = resources.files(__package__).joinpath("_umap_buckets.txt").read_text()
+    # beside this module (bbpe has compiled extensions, so it is never imported from a
+    # zip); not importlib.resources, whose imports (zipfile, pathlib...) cost 5-8 ms of
+    # every start
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_umap_buckets.txt"), encoding="ascii") as f:
+        text = f.read()
     values = [int(line) for line in text.splitlines() if line and not line.startswith("#")]
     return np.array(values, dtype=np.uint64)
 

@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     t = sub.add_parser("train", help="train a vocabulary and write a .bin (as `xbbpe train`)")
-    t.add_argument("corpus", nargs="?", help=f"UTF-8 corpus, one text per line (default: the bundled {DEFAULT_CORPUS.name})")
+    t.add_argument("corpus", nargs="?", help=f"UTF-8 corpus, one text per line (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
     t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
                    help=f"vocabulary size; 0 means no limit (default {DEFAULT_VOCAB_SIZE})")
     t.add_argument("-o", "--output", default="xBBPE.bin", help="output .bin (default xBBPE.bin)")
@@ -174,6 +174,23 @@ _COMMANDS = {"train": _train, "encode": _encode, "decode": _decode, "vocab": _vo
 
 def _warn_one_line(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"bbpe: warning: {message}", file=sys.stderr)
+
+
+def run() -> None:
+    """The ``bbpe`` command and ``python -m bbpe``: ``main``, then the process ends at once.
+
+    Everything the command wrote is flushed, closed or, for a ``.bin``, fsync'ed and
+    renamed by then; what is left, the interpreter's own teardown (collecting the
+    objects of a run that held hundreds of megabytes, unloading modules), cost 15 ms
+    after a training run, which the operating system does for nothing.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, OSError):  # the reader went away: nothing more to say
+        pass
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,6 @@ import contextlib
 import itertools
 import os
 import re
-import shutil
-import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -292,6 +290,9 @@ class Corpus:
         (the vocabulary, then the stored encodings): it is copied to a temporary file
         first (as the C++ reads the whole file into memory first), which goes when the
         corpus does."""
+        import shutil  # here: their imports cost every start 2 ms, and only a pipe needs them
+        import tempfile
+
         linux = os.path.isdir("/proc/self/fd")  # an unnamed file, reopened through /proc: gone if we are killed
         spool = tempfile.TemporaryFile() if linux else tempfile.NamedTemporaryFile(prefix="bbpe-corpus-")  # noqa: SIM115
         try:

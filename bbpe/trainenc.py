@@ -16,7 +16,7 @@ import queue
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,8 +31,7 @@ from .progress import ProgressFn
 BLOCK_BYTES = 1 << 20
 
 
-@dataclass
-class EncodedBlock:
+class EncodedBlock(NamedTuple):
     """The encodings of one block's texts: ``ids`` (int64) holds them one after the other
     with ``lengths`` the length of each, or, when ``lengths`` is None, in the ``.bin``
     layout. ``size`` is the block's corpus bytes (for progress)."""
