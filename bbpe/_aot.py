@@ -43,6 +43,7 @@ def _signatures() -> dict:
         "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, U8, I4, I8, I4),
         "reindex_types": none(U8, i8, I4),
         # first pass
+        "slot_order": T.Tuple((I8, I8))(I8, I8, i8),
         "layout_types": none(I4, I8, i8, I4, I8, S),
         "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I8, i8, TABLE, I8),
         "count_codes": TABLE(I8, I8, I8, I8, S, TABLE, I8),

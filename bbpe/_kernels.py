@@ -787,6 +787,29 @@ def reindex_types(thash, ntypes, tslots):
 
 
 @_njit
+def slot_order(tlast, tlen, nlists):
+    """The types in the order of their last occurrence, and the first slot of each when
+    they are laid out in that order, each followed by a sentinel: (order, base). A list
+    is the last occurrence of at most one type, so a scatter by last occurrence sorts
+    them (``tlast`` < ``nlists``), in two linear passes."""
+    at = np.full(nlists, -1, dtype=np.int32)
+    for t in range(tlast.shape[0]):
+        at[tlast[t]] = t
+    order = np.empty(tlast.shape[0], dtype=np.int64)
+    base = np.empty(tlast.shape[0], dtype=np.int64)
+    n = 0
+    slot = 0
+    for i in range(nlists):
+        t = at[i]
+        if t >= 0:
+            order[n] = t
+            base[t] = slot
+            slot += tlen[t] + 1
+            n += 1
+    return order, base
+
+
+@_njit
 def layout_types(ttoks, tstart, ntypes, rowmap, base, S):
     """Copy types 0..ntypes-1 into slots starting at base[t], their tokens mapped through
     ``rowmap`` (a part's key rows -> the key table's); every field else -1."""

@@ -227,15 +227,18 @@ class ScannedTypes:
     def __init__(self, stores: list[TypeStore], rowmaps: list[np.ndarray]) -> None:
         self.stores, self.rowmaps = stores, rowmaps
         list_offsets = np.cumsum([0] + [store.nlists for store in stores])
-        tlast, tmult, tlen = [], [], []
+        self.nlists = int(list_offsets[-1])
+        ntypes = sum(store.ntypes for store in stores)
+        self.tlast = np.empty(ntypes, dtype=np.int64)
+        self.tmult = np.empty(ntypes, dtype=np.int64)
+        self.tlen = np.empty(ntypes, dtype=np.int64)
+        first = 0  # each part's arrays straight into their slice: no temporaries to concatenate
         for store, offset in zip(stores, list_offsets.tolist()):
             n = store.ntypes
-            tlast.append(store.tlast[:n] + offset)
-            tmult.append(store.tmult[:n])
-            tlen.append(np.diff(store.tstart[: n + 1]))
-        self.tlast = np.concatenate(tlast)
-        self.tmult, self.tlen = np.concatenate(tmult), np.concatenate(tlen)
-        del tlast, tmult, tlen
+            np.add(store.tlast[:n], offset, out=self.tlast[first : first + n])
+            self.tmult[first : first + n] = store.tmult[:n]
+            np.subtract(store.tstart[1 : n + 1], store.tstart[:n], out=self.tlen[first : first + n])
+            first += n
         for store in stores:
             store.keep_only_tokens()
 
@@ -342,11 +345,10 @@ class FirstPass:
         self.keys = keys
         self.nchars = keys.nkeys  # the scan interns chars only
         n = types.ntypes
-        self.order = np.argsort(types.tlast, kind="stable")  # slot order
         self.tlen = types.tlen
         self.tmult = types.tmult
-        self.base = np.empty(n, dtype=np.int64)  # first slot of each type
-        self.base[self.order] = np.concatenate(([0], np.cumsum(self.tlen[self.order] + 1)[:-1]))
+        # the slot order, and the first slot of each type
+        self.order, self.base = K.slot_order(types.tlast, self.tlen, types.nlists)
         nslots = int(self.tlen.sum()) + n
         self.S = np.empty((nslots + 1, 4), dtype=np.int32)
         types.layout(self.base, self.S)
