@@ -38,6 +38,7 @@ def _signatures() -> dict:
         "_find": pair(WORDS, I4, u8, u8, u8),
         "find_rows": none(WORDS, I4, WORDS, I8),
         "reindex": none(WORDS, i8, I4),
+        "index_rows": none(WORDS, i8, i8, I4),
         "intern_rows": none(WORDS, i8, WORDS, I4, I8, I4),
         # scan
         "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, U8, I4, I8, I4),

@@ -306,11 +306,11 @@ def find_rows(words, slots, query, rows):
 
 
 @_njit
-def reindex(words, nkeys, slots):
-    """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew);
-    a freed row (all zero: no key has length 0) stays out."""
+def index_rows(words, start, stop, slots):
+    """Index rows start..stop-1 in ``slots``, which holds other keys or none, and no
+    tombstones; a freed row (all zero: no key has length 0) stays out."""
     mask = slots.shape[0] - 1
-    for row in range(nkeys):
+    for row in range(start, stop):
         if words[row, 2] == _U64_0:
             continue
         # the rows hold distinct keys: the first empty slot is the place, no compare needed
@@ -318,6 +318,12 @@ def reindex(words, nkeys, slots):
         while slots[i] != 0:
             i = (i + 1) & mask
         slots[i] = row + 1
+
+
+@_njit
+def reindex(words, nkeys, slots):
+    """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew)."""
+    index_rows(words, 0, nkeys, slots)
 
 
 @_njit

@@ -45,6 +45,13 @@ def _zeros_like_grown(array: np.ndarray, size: int, used: int | None = None) -> 
     return out
 
 
+def fill_rows(array: np.ndarray, fill: int | tuple[int, ...], n: int) -> None:
+    """Set the first ``n`` rows of a fresh ``np.zeros`` array to ``fill`` (zeros stay
+    untouched: writing them would only cost the pages)."""
+    if np.any(np.asarray(fill) != 0):
+        array[:n] = fill
+
+
 def _pair_table(nslots: int) -> np.ndarray:
     """An empty pair table (``_kernels``, the first pass) for the pairs of ``nslots`` slots.
     It grows in the kernels; sized for a pair per 8 slots, it does not grow on zh-large
@@ -86,15 +93,16 @@ class KeyTable:
     def nkeys(self) -> int:
         return int(self.meta[0])
 
-    def per_key(self, name: str, dtype: type, fill: int | tuple[int, ...] = 0) -> np.ndarray:
+    def per_key(self, name: str, dtype: type, fill: int | tuple[int, ...] = 0, *, now: bool = True) -> np.ndarray:
         """A per-key array that grows with the table, ``(capacity,)`` or, for a tuple
         ``fill``, ``(capacity, len(fill))``. The rows of the keys there are now are set to
-        ``fill``; all others are zero (no memory until used): the kernel that creates a
-        key sets its row."""
+        ``fill`` (unless ``now`` is False: the caller does it, ``fill_rows``); all others
+        are zero (no memory until used): the kernel that creates a key sets its row."""
         if name not in self._extra:
             row = np.array(fill, dtype=dtype)
             array = np.zeros((self.capacity,) + row.shape, dtype=dtype)
-            array[: self.nkeys] = row
+            if now:
+                fill_rows(array, fill, self.nkeys)
             self._extra[name] = array
         return self._extra[name]
 
@@ -122,12 +130,17 @@ class KeyTable:
             self.slots = np.zeros(_pow2_at_least(2 * target), dtype=np.int32)
             K.reindex(self.words, self.nkeys, self.slots)
 
+    def index_size(self, nkeys: int) -> int:
+        """The size of an index of ``nkeys`` keys with room for ``GROWTH`` times as many
+        more, at most half full, as ``reserve`` leaves it."""
+        return _pow2_at_least(2 * (nkeys + int(self.GROWTH * nkeys)))
+
     def index_all(self) -> None:
-        """Index every row, after a kernel appended keys without indexing them; with room
-        for ``GROWTH`` times as many more, as ``reserve`` leaves it. The index is sized for
-        the keys there are, not for what a long segment of the scan once made room for:
-        the first pass works on a copy of it (``FirstPass.run``)."""
-        self.slots = np.zeros(_pow2_at_least(2 * (self.nkeys + int(self.GROWTH * self.nkeys))), dtype=np.int32)
+        """Index every row, after a kernel appended keys without indexing them
+        (``index_size``). The index is sized for the keys there are, not for what a long
+        segment of the scan once made room for: the first pass works on a copy of it
+        (``FirstPass.run``)."""
+        self.slots = np.zeros(self.index_size(self.nkeys), dtype=np.int32)
         K.reindex(self.words, self.nkeys, self.slots)
 
     def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -431,11 +444,18 @@ class FirstPass:
                                 occ, *singles[i])
 
         keys.reserve(sum(on_threads(walk, 2)))
-        kst, kst1 = key_states(keys, 2)
+        kst, kst1 = key_states(keys, 2, now=False)
         lock = np.zeros(1, dtype=np.int64)
-        on_threads(lambda c: K.link_slots(self.order, 0, self.base, self.tlen, self.tmult, self.S, keys.words,
-                                          keys.slots, keys.meta, keys.room, self.smul, (kst, kst1)[c], kst, kst1, 2,
-                                          self.CLASS_SHIFT, c, lock), 2)
+        nkeys = keys.nkeys
+
+        def link(c: int) -> None:
+            # each thread sets the states of its class's keys first; the keys made while
+            # linking come after them, their states set by the thread that makes them
+            fill_rows((kst, kst1)[c], _NO_KEY_STATE, nkeys)
+            K.link_slots(self.order, 0, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots, keys.meta,
+                         keys.room, self.smul, (kst, kst1)[c], kst, kst1, 2, self.CLASS_SHIFT, c, lock)
+
+        on_threads(link, 2)
         (counts, firsts), (later_counts, later_firsts) = singles
         return counts + later_counts, np.minimum(firsts, later_firsts)
 
@@ -470,25 +490,44 @@ class FirstPass:
                               tmeta)
         return K.numbered_pairs(table, int(tmeta[0]))
 
+    # The share of the later half's pairs that are new keys, guessed (zh-large: 168,000 of
+    # 285,000) to size the key index before they are folded in
+    NEW_IN_LATER = 0.6
+
     def _fold(self, later: np.ndarray, pairs: np.ndarray, table: np.ndarray, tmeta: np.ndarray) -> np.ndarray:
-        """Fold the later types' numbered pairs into ``table`` (``merge_counts``), then give
-        their slots the rows while the key index is built; returns the table."""
+        """Fold the later types' numbered pairs into ``table`` (``merge_counts``) while the
+        other thread indexes the keys of the first half, then give the later half's slots
+        their rows while the keys the fold added are indexed; returns the table. The index
+        is sized for the guess ``NEW_IN_LATER`` and made again if the guess was short."""
         keys = self.keys
-        numbers = pairs.shape[0]
-        rows = np.empty(numbers, dtype=np.int32)
-        start = 0
-        while start < numbers:
-            start, table = K.merge_counts(pairs, start, table, keys.words, keys.meta, keys.capacity, tmeta, rows)
-            if start < numbers:
-                keys.reserve_rows(numbers - start)  # a new key per pair left at most
+        indexed, words = keys.nkeys, keys.words  # the fold may grow the rows: these stay as they are
+        index = np.zeros(keys.index_size(indexed + int(self.NEW_IN_LATER * pairs.shape[0])), dtype=np.int32)
+        rows = np.empty(pairs.shape[0], dtype=np.int32)
+        table = on_threads(lambda i: K.index_rows(words, 0, indexed, index) if i == 0 else
+                           self._fold_pairs(pairs, table, tmeta, rows), 2)[1]
+        short = index.shape[0] < keys.index_size(keys.nkeys)
+        if not short:
+            keys.slots = index
 
         def finish(i: int) -> None:
-            if i == 0:
+            if i == 1:
+                K.renumber_pairs(later, self.base, self.tlen, self.S, rows)
+            elif short:
                 keys.index_all()
             else:
-                K.renumber_pairs(later, self.base, self.tlen, self.S, rows)
+                K.index_rows(keys.words, indexed, keys.nkeys, index)
 
         on_threads(finish, 2)
+        return table
+
+    def _fold_pairs(self, pairs: np.ndarray, table: np.ndarray, tmeta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``merge_counts`` of every pair, growing the key rows as it asks; the table."""
+        keys = self.keys
+        start = 0
+        while start < pairs.shape[0]:
+            start, table = K.merge_counts(pairs, start, table, keys.words, keys.meta, keys.capacity, tmeta, rows)
+            if start < pairs.shape[0]:
+                keys.reserve_rows(pairs.shape[0] - start)  # a new key per pair left at most
         return table
 
     def _count_slots(self, order: np.ndarray, progress: ProgressFn | None) -> tuple[np.ndarray, np.ndarray]:
@@ -526,11 +565,15 @@ class FirstPass:
                 keys.reserve(int(self.tlen[piece[start]]))
 
 
-def key_states(keys: KeyTable, classes: int) -> tuple[np.ndarray, np.ndarray]:
+_NO_KEY_STATE = (0, -1, -1, 0)  # OCC, HEAD, TAIL, FLAGS of a key that does not occur
+
+
+def key_states(keys: KeyTable, classes: int, *, now: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The key states (OCC, HEAD, TAIL, FLAGS) of slot class 0 and of class 1 (with one
-    class, a placeholder that is never read); fetched again after the table grows."""
-    kst = keys.per_key("kst", np.int32, (0, -1, -1, 0))
-    return kst, (keys.per_key("kst1", np.int32, (0, -1, -1, 0)) if classes == 2 else _NO_CLASS_1[0])
+    class, a placeholder that is never read); fetched again after the table grows.
+    ``now``: see ``KeyTable.per_key``."""
+    kst = keys.per_key("kst", np.int32, _NO_KEY_STATE, now=now)
+    return kst, (keys.per_key("kst1", np.int32, _NO_KEY_STATE, now=now) if classes == 2 else _NO_CLASS_1[0])
 
 
 _NO_LOCK = np.zeros(1, dtype=np.int64)  # for link_slots on one thread (it takes no lock then)
