@@ -33,6 +33,7 @@ from . import _layout as L
 from ._compiled import kernels as K
 from ._threads import on_threads, pipelined
 from .progress import ProgressFn
+from .resources import cpu_quota
 from .vocab import KEY_BYTES, key_matrix
 
 
@@ -272,8 +273,9 @@ class ScannedTypes:
 
 
 def training_threads() -> int:
-    """Threads for training's scan and stored encodings: ``BBPE_THREADS`` if it is set,
-    else the CPUs this process may run on, at most 4."""
+    """Threads for training (the scan, the count, the first pass, the merges, the stored
+    encodings): ``BBPE_THREADS`` if it is set, else the CPUs this process may run on and
+    its cgroup's CPU quota allow (``resources.cpu_quota``), at most 4."""
     value = os.environ.get("BBPE_THREADS", "")
     if value:
         if not value.isdigit() or int(value) < 1:
@@ -283,7 +285,8 @@ def training_threads() -> int:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+    quota = cpu_quota()
+    return max(1, min(4, cpus, quota or cpus))
 
 
 def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn | None = None,

@@ -51,6 +51,29 @@ def available_memory() -> int | None:
     return min(limits) if limits else None
 
 
+def cpu_quota() -> int | None:
+    """CPUs' worth of time the cgroup gives this process (its CFS quota over its period,
+    rounded up), as a container's ``--cpus`` sets it; None if there is no quota or it
+    cannot be read. The CPUs a process may run on (affinity) can be more: threads
+    beyond the quota only wait, and a thread that spins waiting (the merges' follower)
+    takes time from the one it waits for."""
+    for quota_file, period_file in (("/sys/fs/cgroup/cpu.max", None),
+                                    ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us"),
+                                    ("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us",
+                                     "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us")):
+        try:
+            if period_file is None:
+                quota, period = _read(quota_file).split()[:2]
+            else:
+                quota, period = _read(quota_file), _read(period_file)
+        except (OSError, ValueError):
+            continue
+        if quota in ("max", "-1") or not quota.isdigit() or not period.isdigit() or int(period) == 0:
+            return None
+        return max(1, -(-int(quota) // int(period)))
+    return None
+
+
 def _read(path: str) -> str:
     with open(path) as f:
         return f.read().strip()

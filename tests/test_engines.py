@@ -556,3 +556,30 @@ def test_the_heap_covers_every_live_key_after_each_step(seed, monkeypatch):
         _heap_covers_every_live_key(merger)
         steps += 1
     assert steps > 0
+
+
+@pytest.mark.parametrize("files,quota", [
+    ({"/sys/fs/cgroup/cpu.max": "150000 100000"}, 2),
+    ({"/sys/fs/cgroup/cpu.max": "100000 100000"}, 1),
+    ({"/sys/fs/cgroup/cpu.max": "20000 100000"}, 1),
+    ({"/sys/fs/cgroup/cpu.max": "max 100000"}, None),
+    ({"/sys/fs/cgroup/cpu/cpu.cfs_quota_us": "300000", "/sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000"}, 3),
+    ({"/sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1", "/sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000"}, None),
+    ({"/sys/fs/cgroup/cpu.max": "garbage"}, None),
+    ({}, None),
+])
+def test_a_cpu_quota_limits_the_threads(files, quota, monkeypatch):
+    """A cgroup's CPU quota (a container's --cpus), v2 or v1, caps training's threads: a
+    thread past the quota would only wait, and the merges' follower spins while it waits."""
+    from bbpe import engine, resources
+
+    def read(path: str) -> str:
+        if path not in files:
+            raise OSError(path)
+        return files[path]
+
+    monkeypatch.setattr(resources, "_read", read)
+    monkeypatch.delenv("BBPE_THREADS", raising=False)
+    monkeypatch.setattr(engine.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert resources.cpu_quota() == quota
+    assert engine.training_threads() == min(4, quota or 4)
