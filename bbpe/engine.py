@@ -391,8 +391,9 @@ class FirstPass:
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
         # each entry is one key's: the table's halves scatter on two threads side by side
         halves = np.array_split(table, min(2, training_threads()))
+        del table
         on_threads(lambda i: K.pair_counts(halves[i], occ, lastpos), len(halves))
-        del table, halves
+        halves.clear()  # the table's memory goes with its last view
         self.best = int(K.best_pair(occ, lastpos, keys.nkeys))
         keys.drop("lastpos")
         if self.best >= 0:
