@@ -350,9 +350,10 @@ class FirstPass:
     # slots) the count gained 0.03 s with the same peak RSS; on mixed (1.4 million), en-large
     # (2.2 million) and half of zh-large (3 million) nothing measurable, for 5-15 MB more peak.
     SPLIT_COUNT_AT = 1 << 22
-    # The first thread's share of the slots then: it also appends their pair keys as rows,
-    # the later half's thread only numbers its pairs (zh-large: 0.062 s against 0.052 s
-    # for halves)
+    # The first thread's share of the slots then, under half: it also appends its pairs'
+    # keys as rows, where the other thread only numbers its pairs (zh-large at 8000, the
+    # count, medians of 5 alternating runs: 0.108 s, against 0.111 s at 0.5 and 0.116 s
+    # at 0.42)
     FIRST_SHARE = 0.46
     # Slots from which the merges run on two threads, two classes of slots (``_kernels``,
     # "incremental merges"): blocks of 2**CLASS_SHIFT slots (64 KB of the slot table)
@@ -389,7 +390,8 @@ class FirstPass:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
         table = self._count(progress)  # and the pair keys, appended as rows and indexed
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
-        # each entry is one key's: the table's halves scatter on two threads side by side
+        # each entry is one key's, so the table's halves scatter on two threads side by
+        # side (zh-large: 6-10 ms on one)
         halves = np.array_split(table, min(2, training_threads()))
         del table
         on_threads(lambda i: K.pair_counts(halves[i], occ, lastpos), len(halves))
