@@ -103,3 +103,20 @@ def to_gbk(rng: random.Random, corpus: bytes) -> bytes:
         if rng.random() < 0.01:
             out += rng.choice([b"\x80", b"\xff", b"\x81", b"\xa1", b"\0"])  # not GBK, cut short, or NUL
     return bytes(out)
+
+
+def runs_corpus(rng: random.Random) -> bytes:
+    """Lines of runs of one letter (and a few short repeated words) over ``a`` and ``b``.
+    Their byte strings come to be split in many ways (``aaaa`` as aa+aa, a+aaa, aaa+a), so
+    that a merge can take every occurrence a key has in one class of slots while it gives
+    that key new ones in the other (``_kernels._settle_class0``)."""
+    lines = []
+    for _ in range(rng.randrange(5, 80)):
+        parts = []
+        for _ in range(rng.randrange(1, 6)):
+            if rng.random() < 0.8:
+                parts.append(rng.choice("ab") * rng.randrange(2, 40))
+            else:
+                parts.append(rng.choice(["ab", "ba", "aab", "bba"]) * rng.randrange(1, 8))
+        lines.append(rng.choice(["", " ", "b", "c"]).join(parts))
+    return "\n".join(lines).encode()
