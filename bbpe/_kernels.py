@@ -252,13 +252,9 @@ def _find(words, slots, w0, w1, w2):
 def _find_live(words, slots, w0, w1, w2):
     """``_find`` in an index that may hold tombstones (_TOMBSTONE: a key the merges took
     out, ``_forget``): a lookup goes on past one, and a new key may take its place."""
-    mask = slots.shape[0] - 1
-    i = np.int64(_key_hash(w0, w1, w2) & np.uint64(mask))
-    row = np.int64(slots[i]) - 1
-    while row >= 0 and not (words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
-        i = (i + 1) & mask
-        row = np.int64(slots[i]) - 1
+    i, row = _find(words, slots, w0, w1, w2)  # it stops at the first tombstone too
     if row == _TOMBSTONE - 1:  # the key may still come further on; if not, it goes here
+        mask = slots.shape[0] - 1
         free = i
         while row != -1 and not (row >= 0 and words[row, 0] == w0 and words[row, 1] == w1 and words[row, 2] == w2):
             i = (i + 1) & mask
@@ -1857,17 +1853,20 @@ def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes,
 
 
 @_inline
-def _wait_for(sync, what, command):
-    """Spin until the follower has done ``what`` (SYNC_DONE, SYNC_SETTLED) for command
-    number ``command``; False if it failed instead."""
-    done = True
-    while atomic_load(sync, what) != command:
-        if atomic_load(sync, SYNC_FAILED) != 0:
-            done = False
+def _wait_for(sync, what, number, watch, expected):
+    """Spin until ``sync[what]`` is ``number`` (the other thread posted that step there);
+    False if ``sync[watch]`` stops being ``expected`` first. The leader waits for the
+    follower's SYNC_DONE, SYNC_SETTLED and SYNC_FREED, given up if SYNC_FAILED is set;
+    the follower for the leader's SYNC_SETTLE and SYNC_FREE, given up if a newer command
+    comes (CMD_EXIT: the leader stopped with an error)."""
+    posted = True
+    while atomic_load(sync, what) != number:
+        if atomic_load(sync, watch) != expected:
+            posted = False
             break
         spin_pause()
     _release(sync)
-    return done
+    return posted
 
 
 @_inline
@@ -1940,13 +1939,13 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             nd, merged, _, _ = _walk_sites(w, tag, False, S, smul, words, slots, meta, kst, finger, dirty, nd, kst,
                                            kst1, classes, free, fmeta, lock, pcode, pkey)
             atomic_store(sync, SYNC_SETTLE, command)  # class 0's flags are final: class 1 may settle
-            if not _wait_for(sync, SYNC_DONE, command):
+            if not _wait_for(sync, SYNC_DONE, command, SYNC_FAILED, 0):
                 return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
             merged += sync[SYNC_MERGED]
             npush, nfree = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta, frees0, True)
             sync[SYNC_FREES] = nfree
             atomic_store(sync, SYNC_FREE, command)
-            if not _wait_for(sync, SYNC_SETTLED, command):
+            if not _wait_for(sync, SYNC_SETTLED, command, SYNC_FAILED, 0):
                 return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
             n1 = sync[SYNC_PUSHES]
         else:
@@ -1968,7 +1967,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         smeta[0] += merged
         hocc, htail, hkey = _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes, hocc, htail,
                                          hkey, hmeta)
-        if parallel and not _wait_for(sync, SYNC_FREED, command):
+        if parallel and not _wait_for(sync, SYNC_FREED, command, SYNC_FAILED, 0):
             return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
         winners[steps] = w
         steps += 1
@@ -1978,20 +1977,6 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             if size >= limit:
                 return 1, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
     return RESTART if restart else 0, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
-
-
-@_inline
-def _wait_for_leader(sync, what, number, command):
-    """Spin until the leader has posted ``number`` in ``what``; False if a newer command
-    came instead (CMD_EXIT: the leader stopped with an error)."""
-    posted = True
-    while atomic_load(sync, what) != number:
-        if atomic_load(sync, SYNC_CMD) != command:
-            posted = False
-            break
-        spin_pause()
-    _release(sync)
-    return posted
 
 
 @_njit
@@ -2019,11 +2004,11 @@ def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, d
                                        kst1, 2, free, fmeta, lock, pcode, pkey)
         sync[SYNC_MERGED] = merged
         atomic_store(sync, SYNC_DONE, number)
-        if not _wait_for_leader(sync, SYNC_SETTLE, number, command):
+        if not _wait_for(sync, SYNC_SETTLE, number, SYNC_CMD, command):
             return walks
         sync[SYNC_PUSHES] = _settle_class1(dirty1, nd, pvals1, words, slots, kst, kst1, free, fmeta)
         atomic_store(sync, SYNC_SETTLED, number)
-        if not _wait_for_leader(sync, SYNC_FREE, number, command):
+        if not _wait_for(sync, SYNC_FREE, number, SYNC_CMD, command):
             return walks
         for i in range(sync[SYNC_FREES]):
             _free_row(words, slots, frees0[i], free, fmeta)
