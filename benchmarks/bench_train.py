@@ -8,7 +8,8 @@ Corpora come from ../shared/corpora/build.sh (built into $BBPE_CORPORA, default
 /tmp/bbpe-corpora, when missing). Wall time is the best of --repeat runs; peak RSS is that
 run's own (os.wait4). bbpe runs as `bbpe train ... -q`, which also writes the reference's
 .bin with the stored encodings of every line; its kernels are compiled at install time
-(the JIT fallback's cold start is timed separately). Prints the ratios bbpe/other and
+(the JIT fallback's cold start is timed separately). The trainers of one configuration
+run in rounds, each once per round (``best_of_rounds``). Prints the ratios bbpe/other and
 writes the table into benchmarks/README.md.
 """
 
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import HERE, SHARED, Run, best_of, corpus, machine, measure, replace_section, versions
+from _common import HERE, SHARED, Run, best_of, best_of_rounds, corpus, machine, measure, replace_section, versions
 
 CONFIGS = [("zh-large", 8000), ("zh-large", 32000), ("en-large", 32000), ("mixed", 8000)]
 ANCHORS = ["sentencepiece", "youtokentome", "tokenizers", "rustbpe"]
@@ -77,11 +78,11 @@ def main() -> None:
         rows = []
         for name, vocab in configs:
             path = corpus(name)
-            ours = best_of(bbpe_cmd(path, vocab, tmp / "bbpe.bin"), args.repeat)
-            results = {"bbpe": ours}
+            cmds = {"bbpe": bbpe_cmd(path, vocab, tmp / "bbpe.bin")}
             for tool in ANCHORS:
-                results[tool] = best_of([sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab),
-                                         str(tmp)], args.repeat)
+                cmds[tool] = [sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab), str(tmp)]
+            results = best_of_rounds(cmds, args.repeat)
+            ours = results["bbpe"]
             if reference:
                 results["C++ reference"] = measure([str(reference), "train", str(path), str(vocab),
                                                     str(tmp / "ref.bin")], timeout=REFERENCE_TIMEOUT)
@@ -109,7 +110,8 @@ def main() -> None:
     lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
     lines.append(f"Machine: {machine()}.  ")
     lines.append(f"Versions: {versions(['bbpe', 'numba', 'numpy', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n")
-    lines.append(f"Wall seconds (best of {args.repeat}) and peak RSS of each trainer's own process, same run. The last two "
+    lines.append(f"Wall seconds (best of {args.repeat}, in rounds: every trainer once per round) and peak RSS of each "
+                 "trainer's own process, same run. The last two "
                  "columns are bbpe divided by that tool (below 1: bbpe is faster / leaner). bbpe's time includes "
                  "writing the reference's `.bin` with the stored encoding of every line.\n")
     lines.append("| corpus | vocab | tool | wall s | peak RSS MB | bbpe/tool time | bbpe/tool RSS | note |")
