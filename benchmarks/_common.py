@@ -56,9 +56,9 @@ def measure(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = N
         wall = time.perf_counter() - start
         errors.seek(0)
         err = errors.read().decode(errors="replace").strip()
-    if wall >= timeout and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
-        return Run(timeout, 0.0, False, f"stopped after {timeout:.0f} s")
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
+    if wall >= timeout and proc.returncode == -signal.SIGKILL:
+        return Run(timeout, 0.0, False, f"stopped after {timeout:g} s")
     ok = proc.returncode == 0
     return Run(wall, usage.ru_maxrss / 1024, ok, "" if ok else (err.splitlines() or ["failed"])[-1][:120])
 
