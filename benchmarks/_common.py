@@ -69,16 +69,22 @@ def best_of(cmd: list[str], repeat: int, **kw) -> Run:
     return min(good, key=lambda r: r.wall) if good else runs[-1]
 
 
-def best_of_rounds(cmds: dict[str, list[str]], repeat: int) -> dict[str, Run]:
-    """Each command's best of ``repeat`` runs, made in rounds: every command once per
-    round, in turn. The benchmark VM's speed drifts (YouTokenToMe's best of 3 on zh-large
-    at 8000 took 1.34 s and 1.91 s on one day), so all the runs of one tool, then all of
-    the next, would give each tool a spell of its own; in rounds, a slow or fast spell
-    falls on all of them alike. A command that failed is not run again."""
+def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True) -> dict[str, Run]:
+    """Each command's best of ``repeat`` runs, made in rounds: every command in turn, once
+    per round. The benchmark VM's speed drifts (YouTokenToMe's best of 3 on zh-large at
+    8000 took 1.34 s and 1.91 s on one day); in rounds a slow or fast spell falls on all
+    the tools alike. With ``warmup``, each measured run follows an unmeasured one of the
+    same command, so that every tool runs after itself: a run is slower right after
+    another tool's, with more time in the kernel (bbpe on zh-large at 8000 right after
+    YouTokenToMe, which peaks at 708 MB: 0.88-1.03 s, 0.34-0.50 s of it in the kernel;
+    right after itself 0.70-0.93 s, 0.16-0.29 s; YouTokenToMe right after bbpe 1.43-1.51
+    s, right after itself 1.34-1.42 s). A command that failed is not run again."""
     runs: dict[str, list[Run]] = {name: [] for name in cmds}
     for _ in range(repeat):
         for name, cmd in cmds.items():
             if not runs[name] or runs[name][-1].ok:
+                if warmup:
+                    measure(cmd)  # not kept
                 runs[name].append(measure(cmd))
     best = {}
     for name, tried in runs.items():

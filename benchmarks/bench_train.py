@@ -9,8 +9,9 @@ Corpora come from ../shared/corpora/build.sh (built into $BBPE_CORPORA, default
 run's own (os.wait4). bbpe runs as `bbpe train ... -q`, which also writes the reference's
 .bin with the stored encodings of every line; its kernels are compiled at install time
 (the JIT fallback's cold start is timed separately). The trainers of one configuration
-run in rounds, each once per round (``best_of_rounds``). Prints the ratios bbpe/other and
-writes the table into benchmarks/README.md.
+run in rounds, each once per round, each measured run right after an unmeasured one of
+its own (``best_of_rounds``). Prints the ratios bbpe/other and writes the table into
+benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -110,8 +111,9 @@ def main() -> None:
     lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
     lines.append(f"Machine: {machine()}.  ")
     lines.append(f"Versions: {versions(['bbpe', 'numba', 'numpy', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n")
-    lines.append(f"Wall seconds (best of {args.repeat}, in rounds: every trainer once per round) and peak RSS of each "
-                 "trainer's own process, same run. The last two "
+    lines.append(f"Wall seconds (best of {args.repeat}, in rounds: every trainer once per round, each measured run "
+                 "right after an unmeasured one of its own) and peak RSS of each trainer's own process, same run. "
+                 "The last two "
                  "columns are bbpe divided by that tool (below 1: bbpe is faster / leaner). bbpe's time includes "
                  "writing the reference's `.bin` with the stored encoding of every line.\n")
     lines.append("| corpus | vocab | tool | wall s | peak RSS MB | bbpe/tool time | bbpe/tool RSS | note |")
