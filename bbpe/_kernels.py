@@ -306,15 +306,21 @@ def index_rows(words, start, stop, slots):
     """Index rows start..stop-1 in ``slots``, which holds other keys or none, and no
     tombstones; a freed row (all zero: no key has length 0) stays out."""
     mask = slots.shape[0] - 1
+    # The home of the key _AHEAD rows on is asked for now (zh-large's 606,000 keys into a
+    # fresh index: 0.015-0.017 s without, 0.007-0.008 s with) and kept until its row comes,
+    # so that each key is hashed once, not twice (later the same day: 0.005 s -> 0.004 s).
+    homes = np.empty(_AHEAD, dtype=np.int64)
+    for row in range(start, min(stop, start + _AHEAD)):
+        homes[row & (_AHEAD - 1)] = _home(words, slots, row)
     for row in range(start, stop):
-        # the home of a key further on, asked for now (zh-large's 606,000 keys into a
-        # fresh index: 0.015-0.017 s without, 0.007-0.008 s with)
+        i = homes[row & (_AHEAD - 1)]
         if row + _AHEAD < stop:
-            prefetch(slots, _home(words, slots, row + _AHEAD))
+            ahead = _home(words, slots, row + _AHEAD)
+            homes[row & (_AHEAD - 1)] = ahead
+            prefetch(slots, ahead)
         if words[row, 2] == _U64_0:
             continue
         # the rows hold distinct keys: the first empty slot is the place, no compare needed
-        i = _home(words, slots, row)
         while slots[i] != 0:
             i = (i + 1) & mask
         slots[i] = row + 1
@@ -898,7 +904,7 @@ def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, tabl
     return order.shape[0], table
 
 
-_AHEAD = 16  # slots: a prefetch has time to arrive (8 and 32 were slower on zh-large)
+_AHEAD = 16  # slots (a power of 2): a prefetch has time to arrive (8 and 32 were slower on zh-large)
 
 
 @_inline

@@ -63,10 +63,14 @@ def measure(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = N
     return Run(wall, usage.ru_maxrss / 1024, ok, "" if ok else (err.splitlines() or ["failed"])[-1][:120])
 
 
-def best_of(cmd: list[str], repeat: int, **kw) -> Run:
-    runs = [measure(cmd, **kw) for _ in range(repeat)]
+def fastest(runs: list[Run]) -> Run:
+    """The fastest run that succeeded, or the last one (which says why it failed)."""
     good = [r for r in runs if r.ok]
     return min(good, key=lambda r: r.wall) if good else runs[-1]
+
+
+def best_of(cmd: list[str], repeat: int, **kw) -> Run:
+    return fastest([measure(cmd, **kw) for _ in range(repeat)])
 
 
 def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True) -> dict[str, Run]:
@@ -86,11 +90,7 @@ def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True)
                 if warmup:
                     measure(cmd)  # not kept
                 runs[name].append(measure(cmd))
-    best = {}
-    for name, tried in runs.items():
-        good = [r for r in tried if r.ok]
-        best[name] = min(good, key=lambda r: r.wall) if good else tried[-1]
-    return best
+    return {name: fastest(tried) for name, tried in runs.items()}
 
 
 def machine() -> str:
