@@ -39,9 +39,19 @@ class Run:
     note: str = ""
 
 
-def measure(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = None) -> Run:
+def measure(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = None,
+            outdir: Path | None = None) -> Run:
     """Run cmd as a child; its wall time and its own peak RSS (os.wait4's rusage). It runs
-    in / so that ``python -m bbpe`` imports the installed package, never a source tree."""
+    in / so that ``python -m bbpe`` imports the installed package, never a source tree.
+
+    ``outdir``, where cmd writes, is emptied before the clock starts, so that every run
+    writes its output afresh, as a first training does, rather than over the previous
+    run's (which frees that file's page cache in the run: 0.013 s for bbpe's 57 MB
+    ``.bin`` of zh-large, timed inside the process; within noise end to end).
+    """
+    if outdir is not None:
+        shutil.rmtree(outdir, ignore_errors=True)
+        outdir.mkdir(parents=True)
     with tempfile.TemporaryFile() as errors:  # not a pipe: a child that fills one would stall
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors, env=env, cwd="/")
@@ -73,7 +83,8 @@ def best_of(cmd: list[str], repeat: int, **kw) -> Run:
     return fastest([measure(cmd, **kw) for _ in range(repeat)])
 
 
-def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True) -> dict[str, Run]:
+def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True,
+                   outdirs: dict[str, Path] | None = None) -> dict[str, Run]:
     """Each command's best of ``repeat`` runs, made in rounds: every command in turn, once
     per round. The benchmark VM's speed drifts (YouTokenToMe's best of 3 on zh-large at
     8000 took 1.34 s and 1.91 s on one day); in rounds a slow or fast spell falls on all
@@ -87,9 +98,10 @@ def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True)
     for _ in range(repeat):
         for name, cmd in cmds.items():
             if not runs[name] or runs[name][-1].ok:
+                outdir = (outdirs or {}).get(name)
                 if warmup:
-                    measure(cmd)  # not kept
-                runs[name].append(measure(cmd))
+                    measure(cmd, outdir=outdir)  # not kept
+                runs[name].append(measure(cmd, outdir=outdir))
     return {name: fastest(tried) for name, tried in runs.items()}
 
 

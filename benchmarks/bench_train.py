@@ -79,15 +79,16 @@ def main() -> None:
         rows = []
         for name, vocab in configs:
             path = corpus(name)
-            cmds = {"bbpe": bbpe_cmd(path, vocab, tmp / "bbpe.bin")}
+            outdirs = {tool: tmp / f"out-{tool}" for tool in ("bbpe", *ANCHORS)}
+            cmds = {"bbpe": bbpe_cmd(path, vocab, outdirs["bbpe"] / "bbpe.bin")}
             for tool in ANCHORS:
-                cmds[tool] = [sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab), str(tmp)]
-            results = best_of_rounds(cmds, args.repeat)
+                cmds[tool] = [sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab), str(outdirs[tool])]
+            results = best_of_rounds(cmds, args.repeat, outdirs=outdirs)
             ours = results["bbpe"]
             if reference:
                 results["C++ reference"] = measure([str(reference), "train", str(path), str(vocab),
                                                     str(tmp / "ref.bin")], timeout=REFERENCE_TIMEOUT)
-                if results["C++ reference"].ok and (tmp / "ref.bin").read_bytes() != (tmp / "bbpe.bin").read_bytes():
+                if results["C++ reference"].ok and (tmp / "ref.bin").read_bytes() != (outdirs["bbpe"] / "bbpe.bin").read_bytes():
                     results["C++ reference"].note = "DIFFERENT .bin"
             for tool, run in results.items():
                 w, r = fmt(run)
@@ -101,11 +102,11 @@ def main() -> None:
         data = full.read_bytes()
         half = tmp / "zh-half.txt"
         half.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
-        t_half = best_of(bbpe_cmd(half, 32000, tmp / "h.bin"), args.repeat)
-        t_full = best_of(bbpe_cmd(full, 32000, tmp / "f.bin"), args.repeat)
+        t_half = best_of(bbpe_cmd(half, 32000, tmp / "out-h" / "h.bin"), args.repeat, outdir=tmp / "out-h")
+        t_full = best_of(bbpe_cmd(full, 32000, tmp / "out-f" / "f.bin"), args.repeat, outdir=tmp / "out-f")
         longline = tmp / "longline.txt"
         longline.write_text("天地" * 500_000 + "\n")
-        t_long = best_of(bbpe_cmd(longline, 0, tmp / "l.bin"), args.repeat)
+        t_long = best_of(bbpe_cmd(longline, 0, tmp / "out-l" / "l.bin"), args.repeat, outdir=tmp / "out-l")
 
     stamp = time.strftime("%Y-%m-%d")
     lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
