@@ -83,24 +83,23 @@ def best_of(cmd: list[str], repeat: int, **kw) -> Run:
     return fastest([measure(cmd, **kw) for _ in range(repeat)])
 
 
-def best_of_rounds(cmds: dict[str, list[str]], repeat: int, warmup: bool = True,
-                   outdirs: dict[str, Path] | None = None) -> dict[str, Run]:
+def best_of_rounds(cmds: dict[str, list[str]], repeat: int, outdirs: dict[str, Path] | None = None) -> dict[str, Run]:
     """Each command's best of ``repeat`` runs, made in rounds: every command in turn, once
     per round. The benchmark VM's speed drifts (YouTokenToMe's best of 3 on zh-large at
     8000 took 1.34 s and 1.91 s on one day); in rounds a slow or fast spell falls on all
-    the tools alike. With ``warmup``, each measured run follows an unmeasured one of the
-    same command, so that every tool runs after itself: a run is slower right after
-    another tool's, with more time in the kernel (bbpe on zh-large at 8000 right after
-    YouTokenToMe, which peaks at 708 MB: 0.88-1.03 s, 0.34-0.50 s of it in the kernel;
-    right after itself 0.70-0.93 s, 0.16-0.29 s; YouTokenToMe right after bbpe 1.43-1.51
-    s, right after itself 1.34-1.42 s). A command that failed is not run again."""
+    the tools alike. Each measured run follows an unmeasured one of the same command, so
+    that every tool runs after itself: a run is slower right after another tool's, with
+    more time in the kernel (bbpe on zh-large at 8000 right after YouTokenToMe, which
+    peaks at 708 MB: 0.88-1.03 s, 0.34-0.50 s of it in the kernel; right after itself
+    0.70-0.93 s, 0.16-0.29 s; YouTokenToMe right after bbpe 1.43-1.51 s, right after
+    itself 1.34-1.42 s). A command that failed is not run again. ``outdirs`` names the
+    directory each command writes to (see ``measure``)."""
     runs: dict[str, list[Run]] = {name: [] for name in cmds}
     for _ in range(repeat):
         for name, cmd in cmds.items():
             if not runs[name] or runs[name][-1].ok:
                 outdir = (outdirs or {}).get(name)
-                if warmup:
-                    measure(cmd, outdir=outdir)  # not kept
+                measure(cmd, outdir=outdir)  # the warm-up, not kept
                 runs[name].append(measure(cmd, outdir=outdir))
     return {name: fastest(tried) for name, tried in runs.items()}
 

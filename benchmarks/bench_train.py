@@ -82,14 +82,16 @@ def main() -> None:
             outdirs = {tool: tmp / f"out-{tool}" for tool in ("bbpe", *ANCHORS)}
             cmds = {"bbpe": bbpe_cmd(path, vocab, outdirs["bbpe"] / "bbpe.bin")}
             for tool in ANCHORS:
-                cmds[tool] = [sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab), str(outdirs[tool])]
+                cmds[tool] = [sys.executable, str(HERE / "_trainers.py"), tool, str(path), str(vocab),
+                              str(outdirs[tool])]
             results = best_of_rounds(cmds, args.repeat, outdirs=outdirs)
             ours = results["bbpe"]
             if reference:
                 results["C++ reference"] = measure([str(reference), "train", str(path), str(vocab),
                                                     str(tmp / "ref.bin")], timeout=REFERENCE_TIMEOUT)
-                if results["C++ reference"].ok and (tmp / "ref.bin").read_bytes() != (outdirs["bbpe"] / "bbpe.bin").read_bytes():
-                    results["C++ reference"].note = "DIFFERENT .bin"
+                ref = results["C++ reference"]
+                if ref.ok and (tmp / "ref.bin").read_bytes() != (outdirs["bbpe"] / "bbpe.bin").read_bytes():
+                    ref.note = "DIFFERENT .bin"
             for tool, run in results.items():
                 w, r = fmt(run)
                 tw, tr = ratio(ours, run) if tool != "bbpe" else ("1.00", "1.00")
@@ -97,16 +99,19 @@ def main() -> None:
                 rows.append(f"| {name} | {vocab} | {tool} | {w} | {r} | {tw} | {tr} | {note} |")
                 print(f"{name:9s} {vocab:6d} {tool:14s} {w:>8s} s {r:>6s} MB   bbpe/this: time {tw:>6s} rss {tr:>6s} {note}",
                       flush=True)
+        def bbpe_alone(path: Path, vocab: int, outdir: Path) -> Run:
+            return best_of(bbpe_cmd(path, vocab, outdir / "bbpe.bin"), args.repeat, outdir=outdir)
+
         # scaling: half of zh-large against all of it, and one 1,000,000-char line
         full = corpus("zh-large")
         data = full.read_bytes()
         half = tmp / "zh-half.txt"
         half.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
-        t_half = best_of(bbpe_cmd(half, 32000, tmp / "out-h" / "h.bin"), args.repeat, outdir=tmp / "out-h")
-        t_full = best_of(bbpe_cmd(full, 32000, tmp / "out-f" / "f.bin"), args.repeat, outdir=tmp / "out-f")
+        t_half = bbpe_alone(half, 32000, tmp / "out-half")
+        t_full = bbpe_alone(full, 32000, tmp / "out-full")
         longline = tmp / "longline.txt"
         longline.write_text("天地" * 500_000 + "\n")
-        t_long = best_of(bbpe_cmd(longline, 0, tmp / "out-l" / "l.bin"), args.repeat, outdir=tmp / "out-l")
+        t_long = bbpe_alone(longline, 0, tmp / "out-long")
 
     stamp = time.strftime("%Y-%m-%d")
     lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
@@ -114,8 +119,7 @@ def main() -> None:
     lines.append(f"Versions: {versions(['bbpe', 'numba', 'numpy', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n")
     lines.append(f"Wall seconds (best of {args.repeat}, in rounds: every trainer once per round, each measured run "
                  "right after an unmeasured one of its own) and peak RSS of each trainer's own process, same run. "
-                 "The last two "
-                 "columns are bbpe divided by that tool (below 1: bbpe is faster / leaner). bbpe's time includes "
+                 "The last two columns are bbpe divided by that tool (below 1: bbpe is faster / leaner). bbpe's time includes "
                  "writing the reference's `.bin` with the stored encoding of every line.\n")
     lines.append("| corpus | vocab | tool | wall s | peak RSS MB | bbpe/tool time | bbpe/tool RSS | note |")
     lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
