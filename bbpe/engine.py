@@ -210,15 +210,27 @@ class TypeStore:
     def nlists(self) -> int:
         return int(self.tmeta[2])
 
-    def keep_only_tokens(self) -> None:
-        """Free all but the tokens and where each type starts (what the layout reads): the
-        hash index and the per-type arrays, once ``ScannedTypes`` has copied them out. The
-        store takes no more lists after this (zh-large: 25 MB less before the slot table
-        is allocated)."""
-        empty = np.zeros(0, dtype=np.int64)
-        self.tmult = self.tlast = empty
+    def finish(self) -> None:
+        """The part's own share of the slot order, on the thread that scanned it, once it
+        has its last list: ``order`` (its types by last occurrence), ``base`` (the first
+        slot of each, counted from the part's first) and ``nslots``; then the hash index
+        and the last occurrences go. A part's lists all come before the next part's, so
+        the slot order of the whole is the parts' orders one after the other
+        (``ScannedTypes``), and the part that finishes first sorts while the other scans.
+        The store takes no more lists after this."""
+        n = self.ntypes
+        self.tlen = np.diff(self.tstart[: n + 1])
+        self.order, self.base = K.slot_order(self.tlast[:n], self.tlen, self.nlists)
+        self.nslots = int(self.tlen.sum()) + n  # a sentinel after each type
+        self.tlast = np.zeros(0, dtype=np.int64)
         self.thash = np.zeros(0, dtype=np.uint64)
         self.tslots = np.zeros(0, dtype=np.int32)
+
+    def keep_only_tokens(self) -> None:
+        """Free all but the tokens and where each type starts (what the layout reads), once
+        ``ScannedTypes`` has copied the rest out (zh-large: 25 MB less before the slot
+        table is allocated)."""
+        self.tmult = self.tlen = self.order = self.base = np.zeros(0, dtype=np.int64)
 
     def grow(self, tokens_needed: int) -> None:
         """Room for a list of ``tokens_needed`` tokens (what ``scan_types`` stopped for)."""
@@ -247,22 +259,33 @@ class ScannedTypes:
     """
 
     def __init__(self, stores: list[TypeStore], rowmaps: list[np.ndarray]) -> None:
+        """Put the parts' finished stores (``TypeStore.finish``) together, each part's
+        share copied by a thread of its own."""
         self.stores, self.rowmaps = stores, rowmaps
-        list_offsets = np.cumsum([0] + [store.nlists for store in stores])
-        self.nlists = int(list_offsets[-1])
-        ntypes = sum(store.ntypes for store in stores)
-        self.tlast = np.empty(ntypes, dtype=np.int64)
+        self.firsts = np.cumsum([0] + [store.ntypes for store in stores]).tolist()
+        slot_offsets = np.cumsum([0] + [store.nslots for store in stores]).tolist()
+        self.nslots = slot_offsets[-1]
+        if len(stores) == 1:  # nothing to put together
+            store = stores[0]
+            self.tmult, self.tlen = store.tmult[: store.ntypes], store.tlen
+            self.order, self.base = store.order, store.base
+            return
+        ntypes = self.firsts[-1]
         self.tmult = np.empty(ntypes, dtype=np.int64)
         self.tlen = np.empty(ntypes, dtype=np.int64)
-        first = 0  # each part's arrays straight into their slice: no temporaries to concatenate
-        for store, offset in zip(stores, list_offsets.tolist()):
-            n = store.ntypes
-            np.add(store.tlast[:n], offset, out=self.tlast[first : first + n])
-            self.tmult[first : first + n] = store.tmult[:n]
-            np.subtract(store.tstart[1 : n + 1], store.tstart[:n], out=self.tlen[first : first + n])
-            first += n
-        for store in stores:
+        self.order = np.empty(ntypes, dtype=np.int64)
+        self.base = np.empty(ntypes, dtype=np.int64)
+
+        def gather(i: int) -> None:  # straight into the part's slices: no temporaries
+            store, first = stores[i], self.firsts[i]
+            part = slice(first, first + store.ntypes)
+            self.tmult[part] = store.tmult[: store.ntypes]
+            self.tlen[part] = store.tlen
+            np.add(store.order, first, out=self.order[part])
+            np.add(store.base, slot_offsets[i], out=self.base[part])
             store.keep_only_tokens()
+
+        on_threads(gather, len(stores))
 
     @property
     def ntypes(self) -> int:
@@ -271,7 +294,7 @@ class ScannedTypes:
     def layout(self, base: np.ndarray, S: np.ndarray) -> None:
         """Copy every type's tokens (as key rows) into the slots from base[type], each
         part on a thread (the first touch of the fresh slot table's pages is most of it)."""
-        firsts = np.cumsum([0] + [store.ntypes for store in self.stores]).tolist()
+        firsts = self.firsts
 
         def lay_out(i: int) -> None:
             store = self.stores[i]
@@ -344,6 +367,7 @@ def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: li
         done[index] += len(block)
         if report:
             report()
+    types.finish()
     return types
 
 
@@ -373,12 +397,10 @@ class FirstPass:
     def __init__(self, types: ScannedTypes, keys: KeyTable) -> None:
         self.keys = keys
         self.nchars = keys.nkeys  # the scan interns chars only
-        n = types.ntypes
         self.tlen = types.tlen
         self.tmult = types.tmult
-        # the slot order, and the first slot of each type
-        self.order, self.base = K.slot_order(types.tlast, self.tlen, types.nlists)
-        nslots = int(self.tlen.sum()) + n
+        self.order, self.base = types.order, types.base  # the slot order, the first slot of each type
+        nslots = types.nslots
         self.S = np.empty((nslots + 1, 4), dtype=np.int32)
         types.layout(self.base, self.S)
         self.S[nslots] = (L.SENTINEL, -1, -1, -1)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from ._threads import on_threads
 from ._umap import blog_hashes, iteration_order
-from .engine import FirstPass, KeyTable, Merger, scan
+from .engine import FirstPass, KeyTable, Merger, scan, training_threads
 from .progress import ProgressFn
 from .singles import ordered_singles
 from .vocab import INITIAL_SIZE, VocabularyBuilder, initial_keys, key_matrix, special_prefixes
@@ -98,15 +99,31 @@ def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilde
     keys = KeyTable()
     first = FirstPass(scan(parts, keys, progress, size_hint), keys)
     best, rows, counts = first.run(progress)
-    _add_singles(vocab, ordered_singles(*keys.rows(rows), counts), limit)
+
+    def add_singles() -> None:
+        _add_singles(vocab, ordered_singles(*keys.rows(rows), counts), limit)
+
+    merger = None
+    if best >= 0 and training_threads() > 1:
+        merger = _merger_beside(add_singles, first)
+    else:
+        add_singles()
     if best < 0 or len(vocab) >= limit:
         return
     vocab.add(keys.key(best))
-    merger = Merger(first)
+    if merger is None:
+        merger = Merger(first)
     del first  # its orders and bases are not needed any more (the slots live on in the merger)
     merger.mark_in_vocab(vocab.keys)
     for winner in merger.merges(len(vocab), limit, progress):
         vocab.add(winner)
+
+
+def _merger_beside(work: Callable[[], None], first: FirstPass) -> Merger:
+    """``Merger(first)`` on a thread of its own while this one does ``work``: the merger's
+    heap is built by kernels, without the GIL (zh-large: 8 ms beside the 6 ms of putting
+    the singles in order), even if the singles then fill the vocabulary."""
+    return on_threads(lambda i: work() if i == 0 else Merger(first), 2)[1]
 
 
 def record_order(keys: list[bytes]) -> np.ndarray:
