@@ -539,6 +539,8 @@ class FirstPass:
     # The share of the later half's pairs that are new keys, guessed (zh-large: 168,000 of
     # 285,000) to size the key index before they are folded in
     NEW_IN_LATER = 0.6
+    # The share of the later types whose slots the indexing thread renumbers after the fold
+    RENUMBER_HERE = 0.4
 
     def _fold(self, later: np.ndarray, pairs: np.ndarray, table: np.ndarray, tmeta: np.ndarray) -> np.ndarray:
         """Fold the later types' numbered pairs into ``table`` (``merge_counts``) while the
@@ -555,13 +557,19 @@ class FirstPass:
         if not short:
             keys.slots = index
 
+        # both threads renumber the later slots, this one fewer: it indexes the new keys
+        # first (zh-large: 168,000 keys in about 2 ms, beside 6-10 ms of renumbering)
+        cut = int(self.RENUMBER_HERE * later.shape[0])
+
         def finish(i: int) -> None:
             if i == 1:
-                K.renumber_pairs(later, self.base, self.tlen, self.S, rows)
-            elif short:
+                K.renumber_pairs(later[cut:], self.base, self.tlen, self.S, rows)
+                return
+            if short:
                 keys.index_all()
             else:
                 K.index_rows(keys.words, indexed, keys.nkeys, index)
+            K.renumber_pairs(later[:cut], self.base, self.tlen, self.S, rows)
 
         on_threads(finish, 2)
         return table
