@@ -196,6 +196,9 @@ class TypeStore:
         self.thash = np.zeros(capacity, dtype=np.uint64)
         self.tslots = np.zeros(_pow2_at_least(min(2 * capacity, self.INDEX_START)), dtype=np.int32)
         self.tmeta = np.zeros(3, dtype=np.int64)  # types, tokens, lists seen
+        # the part's share of the slot order, once the scan is over (``finish``)
+        self.tlen = self.order = self.base = np.zeros(0, dtype=np.int64)
+        self.nslots = 0
 
     @classmethod
     def for_corpus(cls, size: int) -> TypeStore:
@@ -250,8 +253,9 @@ class TypeStore:
 class ScannedTypes:
     """The type stores of a corpus scanned in consecutive parts, seen as one.
 
-    Types are numbered part after part, so still in first-occurrence order, and list
-    indexes run on from one part to the next, so last occurrences compare across parts. A list that occurs in
+    Types are numbered part after part, so still in first-occurrence order, and laid out
+    part after part in the slot order, each part's by last occurrence, which is the order
+    of their last occurrences in the whole corpus. A list that occurs in
     two parts is a type in each: both copies are rewritten alike by the first pass and by
     every merge, as equal lists of one part are (docs/training.md), so the result is the
     one of a single store. Each part interned its chars in a key table of its own;
