@@ -36,6 +36,11 @@ def bbpe_cmd(path: Path, vocab: int, out: Path) -> list[str]:
     return [sys.executable, "-m", "bbpe", "train", str(path), "--vocab-size", str(vocab), "-o", str(out), "-q"]
 
 
+def bbpe_alone(path: Path, vocab: int, outdir: Path, repeat: int) -> Run:
+    """bbpe's best of ``repeat`` runs on its own, writing into ``outdir``."""
+    return best_of(bbpe_cmd(path, vocab, outdir / "bbpe.bin"), repeat, outdir=outdir)
+
+
 def build_reference(tmp: Path) -> Path | None:
     src = SHARED / "reference" / "xbbpe"
     if not (src / "XBBPE.cpp").exists() or shutil.which("make") is None:
@@ -99,19 +104,17 @@ def main() -> None:
                 rows.append(f"| {name} | {vocab} | {tool} | {w} | {r} | {tw} | {tr} | {note} |")
                 print(f"{name:9s} {vocab:6d} {tool:14s} {w:>8s} s {r:>6s} MB   bbpe/this: time {tw:>6s} rss {tr:>6s} {note}",
                       flush=True)
-        def bbpe_alone(path: Path, vocab: int, outdir: Path) -> Run:
-            return best_of(bbpe_cmd(path, vocab, outdir / "bbpe.bin"), args.repeat, outdir=outdir)
 
         # scaling: half of zh-large against all of it, and one 1,000,000-char line
         full = corpus("zh-large")
         data = full.read_bytes()
         half = tmp / "zh-half.txt"
         half.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
-        t_half = bbpe_alone(half, 32000, tmp / "out-half")
-        t_full = bbpe_alone(full, 32000, tmp / "out-full")
+        t_half = bbpe_alone(half, 32000, tmp / "out-half", args.repeat)
+        t_full = bbpe_alone(full, 32000, tmp / "out-full", args.repeat)
         longline = tmp / "longline.txt"
         longline.write_text("天地" * 500_000 + "\n")
-        t_long = bbpe_alone(longline, 0, tmp / "out-long")
+        t_long = bbpe_alone(longline, 0, tmp / "out-long", args.repeat)
 
     stamp = time.strftime("%Y-%m-%d")
     lines.append(f"## Training ({stamp}, `python benchmarks/bench_train.py`)\n")
