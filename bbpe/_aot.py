@@ -42,6 +42,7 @@ def _signatures() -> dict:
         "intern_rows": none(WORDS, i8, WORDS, I4, I8, I4),
         # scan
         "scan_types": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, U8, I4, I8, I4),
+        "scan_types_backward": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, U8, I4, I8, I4),
         "reindex_types": none(U8, i8, I4),
         # first pass
         "slot_order": T.Tuple((I8, I8))(I8, I8, i8),

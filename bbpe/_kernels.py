@@ -776,6 +776,70 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
 
 
 @_njit
+def scan_types_backward(buf, end, words, slots, meta, key_limit, ttoks, tstart, tmult, tlast, thash, tslots, tmeta,
+                        memo):
+    """``scan_types`` of buf[:end] from its end to its start: the same lists, added to the
+    store last to first (each list's tokens still first to last). Types are then made in
+    the order of their last occurrences, latest first, and a type's ``tlast`` is the
+    index, in this order, of its *first* occurrence (``TypeStore.finish`` turns both
+    round). No byte inside a delimiter can start one (``delimiter_len``), so matches
+    never overlap and looking for them backwards finds the forward scan's.
+
+    Stops as ``scan_types`` does and returns (the end of the segment that might not fit,
+    its length), to be called again with that end; (-1, 0) when done.
+    """
+    n = buf.shape[0]
+    ntypes, nt, nlists = tmeta[0], tmeta[1], tmeta[2]
+    bstart = np.empty(_SCAN_BATCH, dtype=np.int64)
+    blen = np.empty(_SCAN_BATCH, dtype=np.int64)
+    bhash = np.empty(_SCAN_BATCH, dtype=np.uint64)
+    blist = np.empty(_SCAN_BATCH, dtype=np.int64)
+    tmask = tslots.shape[0] - 1
+    nb = 0
+    cut = nt
+    seg_end = end
+    j = end - 1
+    while True:
+        while j >= 0 and (_DELIMITER_LEAD[buf[j]] == 0 or delimiter_len(buf, j, n) == 0):
+            j -= 1
+        seg_start = j + delimiter_len(buf, j, n) if j >= 0 else 0
+        seglen = seg_end - seg_start
+        if (meta[0] + seglen > key_limit or cut + seglen > ttoks.shape[0] or ntypes + nb + 2 > tmult.shape[0]
+                or 2 * (ntypes + nb + 1) > tslots.shape[0]):
+            if nb == 0:
+                tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
+                return seg_end, seglen
+            ntypes, nt = _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast,
+                                      thash, tslots)
+            nb = 0
+            cut = nt
+            continue  # the same segment again (j is still at its delimiter)
+        k = _cut_segment_memo(buf, seg_start, seg_end, words, slots, meta, ttoks, cut, memo)
+        if k - cut >= 2:
+            h = _SEQ_SEED
+            for q in range(cut, k):
+                h = (h ^ np.uint64(ttoks[q] + 1)) * _M1
+            h ^= h >> _SH29
+            prefetch(tslots, np.int64(h & np.uint64(tmask)))
+            bstart[nb], blen[nb], bhash[nb], blist[nb] = cut, k - cut, h, nlists
+            nb += 1
+            cut = k
+            nlists += 1
+            if nb == _SCAN_BATCH:
+                ntypes, nt = _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast,
+                                          thash, tslots)
+                nb = 0
+                cut = nt
+        if j < 0:
+            break
+        seg_end = j
+        j -= 1
+    ntypes, nt = _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmult, tlast, thash, tslots)
+    tmeta[0], tmeta[1], tmeta[2] = ntypes, nt, nlists
+    return -1, 0
+
+
+@_njit
 def reindex_types(thash, ntypes, tslots):
     """Fill a fresh (all 0) type index with types 0..ntypes-1."""
     tmask = tslots.shape[0] - 1

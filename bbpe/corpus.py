@@ -29,6 +29,8 @@ from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
 MIN_PART_BYTES = 1 << 22  # ``training_parts``: smaller parts are not worth a thread (measured on mixed, 6 MB)
+# ``training_parts``: two parts that meet take blocks of about this size, one at a time
+MEETING_BLOCK_BYTES = 1 << 20
 ReadInto = Callable[[int, memoryview], int]  # (offset, buffer) -> bytes read into the buffer from there, 0 at the end
 Reader = Callable[[], contextlib.AbstractContextManager[ReadInto]]  # opens the corpus for reading at offsets
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
@@ -173,6 +175,73 @@ def reused_blocks(reader: Reader, start: int, stop: int | None, block_bytes: int
             yield memoryview(buf)[:cut]
             buf[: filled - cut] = buf[cut:filled]  # same length: allowed while views exist
             held = filled - cut
+
+
+class BackwardBlocks:
+    """The blocks of a part of the corpus that come last to first (the scan then goes
+    through each block from its end, ``scan_types_backward``)."""
+
+    def __init__(self, blocks: Iterable[bytes | memoryview]) -> None:
+        self._blocks = blocks
+
+    def __iter__(self) -> Iterator[bytes | memoryview]:
+        return iter(self._blocks)
+
+
+def meeting_parts(reader: Reader, cuts: list[int], parts: int) -> list[Iterable[bytes | memoryview]]:
+    """The blocks between ``cuts`` in ``parts`` parts (``Corpus.training_parts``): a range
+    of consecutive blocks for each pair of parts, which meet in it, and for an odd part
+    out a range of half the size, all its own; the last block reads on to the end."""
+    nblocks = len(cuts) - 1
+    threads = [2] * (parts // 2) + [1] * (parts % 2)
+    bounds = [nblocks * done // parts for done in itertools.accumulate(threads, initial=0)]
+    out: list[Iterable[bytes | memoryview]] = []
+    for pair, lo, hi in zip(threads, bounds, bounds[1:]):
+        meeting = _Meeting(reader, cuts[lo : hi + 1], to_end=hi == nblocks)
+        out.append(meeting.blocks(front=True))
+        if pair == 2:
+            out.append(BackwardBlocks(meeting.blocks(front=False)))
+    return out
+
+
+class _Meeting:
+    """Blocks of the corpus (between consecutive ``cuts``) taken one at a time by two
+    readers, one from the first block on and one from the last block back, until they
+    meet; each reads its blocks into a buffer of its own, reused (a block is valid until
+    the reader's next one is asked for). ``to_end``: the last block reads on to the end of
+    the corpus, wherever that is now."""
+
+    def __init__(self, reader: Reader, cuts: list[int], *, to_end: bool) -> None:
+        self._reader, self._cuts, self._to_end = reader, cuts, to_end
+        self._lock = threading.Lock()
+        self._next, self._last = 0, len(cuts) - 2  # the first and last blocks not yet taken
+
+    def _take(self, front: bool) -> int:
+        """A block not taken yet (from the front or the back), or -1."""
+        with self._lock:
+            if self._next > self._last:
+                return -1
+            if front:
+                self._next += 1
+                return self._next - 1
+            self._last -= 1
+            return self._last + 1
+
+    def blocks(self, *, front: bool) -> Iterator[memoryview]:
+        buf = bytearray(0)
+        with self._reader() as read_into:
+            while (i := self._take(front)) >= 0:
+                start, stop = self._cuts[i], self._cuts[i + 1]
+                to_end = self._to_end and i == len(self._cuts) - 2
+                want = stop - start + (1 if to_end else 0)  # a byte more: has the corpus grown?
+                if len(buf) < want:
+                    buf = bytearray(want)
+                n = read_fully(read_into, start, memoryview(buf)[:want])
+                while to_end and n == len(buf):
+                    buf = buf + bytes(len(buf))
+                    n += read_fully(read_into, start + n, memoryview(buf)[n:])
+                if n:
+                    yield memoryview(buf)[:n]
 
 
 def _after_last_lf(chunk: bytes | bytearray, end: int | None = None) -> int:
@@ -356,19 +425,27 @@ class Corpus:
             return _cut_blocks(self.chunks(), _after_last_delimiter)
         return reused_blocks(self._reader, 0, None, CHUNK_BYTES, _after_last_delimiter)
 
-    def training_parts(self, parts: int) -> list[Iterator[bytes | memoryview]]:
-        """``training_blocks`` in up to ``parts`` consecutive parts of about equal size (at
-        least ``MIN_PART_BYTES``), each an iterator of blocks, for a scan on that many
-        threads (``part_cuts``). One part in GBK mode, in Windows text mode, or for a
-        corpus without random access."""
+    def training_parts(self, parts: int) -> list[Iterable[bytes | memoryview]]:
+        """``training_blocks`` in up to ``parts`` consecutive parts (each at least
+        ``MIN_PART_BYTES`` on the average), each an iterable of blocks, for a scan on that
+        many threads. One part in GBK mode, in Windows text mode, or for a corpus without
+        random access.
+
+        The parts go in pairs that meet (``_Meeting``): the corpus is cut into blocks of
+        about ``MEETING_BLOCK_BYTES`` (``part_cuts``), a range of them for each pair, and
+        of a pair, the first part takes the range's blocks from its start and the second
+        (a ``BackwardBlocks``) from its end, one at a time, until they meet. So the
+        threads finish together however unevenly the work is spread (the later half of
+        zh-large has half as many lists again as the earlier one). An odd part out
+        takes a range of its own (half a pair's) from the start."""
         parts = min(parts, self.size // MIN_PART_BYTES)
         if self.gbk or self._reader is None or parts < 2:
             return [self.training_blocks()]
         with self._reader() as read_into:
-            cuts: list[int | None] = list(part_cuts(read_into, self.size, parts))
-        cuts[-1] = None  # the last part reads to the end, whatever the size was
-        return [reused_blocks(self._reader, start, stop, CHUNK_BYTES, _after_last_delimiter)
-                for start, stop in itertools.pairwise(cuts)]
+            cuts = part_cuts(read_into, self.size, max(parts, self.size // MEETING_BLOCK_BYTES))
+        if len(cuts) < 3:  # no one-byte delimiter to cut at
+            return [self.training_blocks()]
+        return meeting_parts(self._reader, cuts, parts)
 
     def line_blocks(self, block_bytes: int | None = None) -> Iterator[tuple[bytes, bool]]:
         """UTF-8 mode: blocks of whole lines (about ``block_bytes`` each, default

@@ -33,6 +33,7 @@ import numpy as np
 from . import _layout as L
 from ._compiled import kernels as K
 from ._threads import on_threads, pipelined
+from .corpus import BackwardBlocks
 from .progress import ProgressFn
 from .resources import cpu_quota
 from .vocab import KEY_BYTES, key_matrix
@@ -199,6 +200,10 @@ class TypeStore:
         # the part's share of the slot order, once the scan is over (``finish``)
         self.tlen = self.order = self.base = np.zeros(0, dtype=np.int64)
         self.nslots = 0
+        # Scanned last list first (``scan_types_backward``): then ``number`` gives each type
+        # its number in first-occurrence order, once the scan is over (``finish``)
+        self.backward = False
+        self.number: np.ndarray | None = None
 
     @classmethod
     def for_corpus(cls, size: int) -> TypeStore:
@@ -223,7 +228,19 @@ class TypeStore:
         The store takes no more lists after this."""
         n = self.ntypes
         self.tlen = np.diff(self.tstart[: n + 1])
-        self.order, self.base = K.slot_order(self.tlast[:n], self.tlen, self.nlists)
+        if self.backward:
+            # types were made latest last occurrence first, and tlast is where (counted
+            # from the end) each first occurs: the slot order is the reverse of the types'
+            # order, and the numbers come from the first occurrences counted from the start
+            self.order = np.arange(n - 1, -1, -1, dtype=np.int64)
+            self.base = np.empty(n, dtype=np.int64)
+            np.cumsum(self.tlen[::-1] + 1, out=self.base[::-1])
+            self.base -= self.tlen + 1
+            by_first, _ = K.slot_order(self.nlists - 1 - self.tlast[:n], self.tlen, self.nlists)
+            self.number = np.empty(n, dtype=np.int64)
+            self.number[by_first] = np.arange(n, dtype=np.int64)
+        else:
+            self.order, self.base = K.slot_order(self.tlast[:n], self.tlen, self.nlists)
         self.nslots = int(self.tlen.sum()) + n  # a sentinel after each type
         self.tlast = np.zeros(0, dtype=np.int64)
         self.thash = np.zeros(0, dtype=np.uint64)
@@ -269,7 +286,7 @@ class ScannedTypes:
         self.firsts = np.cumsum([0] + [store.ntypes for store in stores]).tolist()
         slot_offsets = np.cumsum([0] + [store.nslots for store in stores]).tolist()
         self.nslots = slot_offsets[-1]
-        if len(stores) == 1:  # nothing to put together
+        if len(stores) == 1 and stores[0].number is None:  # nothing to put together
             store = stores[0]
             self.tmult, self.tlen = store.tmult[: store.ntypes], store.tlen
             self.order, self.base = store.order, store.base
@@ -283,10 +300,17 @@ class ScannedTypes:
         def gather(i: int) -> None:  # straight into the part's slices: no temporaries
             store, first = stores[i], self.firsts[i]
             part = slice(first, first + store.ntypes)
-            self.tmult[part] = store.tmult[: store.ntypes]
-            self.tlen[part] = store.tlen
-            np.add(store.order, first, out=self.order[part])
-            np.add(store.base, slot_offsets[i], out=self.base[part])
+            if store.number is None:
+                self.tmult[part] = store.tmult[: store.ntypes]
+                self.tlen[part] = store.tlen
+                np.add(store.order, first, out=self.order[part])
+                np.add(store.base, slot_offsets[i], out=self.base[part])
+            else:  # renumbered in first-occurrence order
+                number = store.number
+                self.tmult[part][number] = store.tmult[: store.ntypes]
+                self.tlen[part][number] = store.tlen
+                np.add(number[store.order], first, out=self.order[part])
+                self.base[part][number] = store.base + slot_offsets[i]
             store.keep_only_tokens()
 
         on_threads(gather, len(stores))
@@ -302,7 +326,10 @@ class ScannedTypes:
 
         def lay_out(i: int) -> None:
             store = self.stores[i]
-            K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], base[firsts[i] : firsts[i + 1]], S)
+            bases = base[firsts[i] : firsts[i + 1]]  # by the part's own type numbers:
+            if store.number is not None:
+                bases = bases[store.number]
+            K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], bases, S)
 
         on_threads(lay_out, len(self.stores))
 
@@ -327,9 +354,11 @@ def training_threads() -> int:
 def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn | None = None,
          size_hint: int = 0) -> ScannedTypes:
     """Cut consecutive parts of the UTF-8 training texts, each an iterable of blocks
-    (whole segments only), into type stores: the first on this thread, the others each on
-    a thread of its own (the compiled kernels release the GIL). ``keys`` gets every char,
-    in the order of their first occurrence, as a scan of the whole would intern them."""
+    (whole segments only; a ``BackwardBlocks`` part gives its blocks last first, and is
+    scanned from its end), into type stores: the first on this thread, the others each on
+    a thread of its own (the compiled kernels release the GIL). ``keys`` gets every char
+    of every part, part after part (a part scanned backwards interns its chars in the
+    order it meets them)."""
     if not parts:
         parts = [()]
     done = [0] * len(parts)
@@ -339,12 +368,17 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
             progress("scan", sum(done), size_hint)
 
     def scan_part(i: int) -> TypeStore:
-        return _scan_part(parts[i], part_keys[i], size_hint // len(parts), done, i, report if i == 0 else None)
+        # two parts that meet (the second a ``BackwardBlocks``) may each take both shares
+        paired = isinstance(parts[i], BackwardBlocks) or i + 1 < len(parts) and isinstance(parts[i + 1], BackwardBlocks)
+        hint = size_hint * (2 if paired else 1) // len(parts)
+        return _scan_part(parts[i], part_keys[i], hint, done, i, report if i == 0 else None)
 
     part_keys = [keys] + [KeyTable() for _ in parts[1:]]
     stores = on_threads(scan_part, len(parts))
     rowmaps = [np.arange(keys.nkeys, dtype=np.int32)]
-    for other in part_keys[1:]:  # in part order: rows come out as one scan would make them
+    # in part order; which rows the chars get changes no result (singles go by their first
+    # deletions, pairs by their slots), so a part scanned backwards may intern its own way
+    for other in part_keys[1:]:
         keys.reserve(other.nkeys)
         rowmaps.append(np.empty(other.nkeys, dtype=np.int32))
         K.intern_rows(other.words, other.nkeys, keys.words, keys.slots, keys.meta, rowmaps[-1])
@@ -355,16 +389,18 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
 def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: list[int], index: int,
                report: Callable[[], None] | None) -> TypeStore:
     types = TypeStore.for_corpus(size_hint)
+    types.backward = isinstance(blocks, BackwardBlocks)
     memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
     for block in blocks:
         buf = np.frombuffer(block, dtype=np.uint8)
         buf.flags.writeable = False  # what the compiled scan takes, whatever buffer came in
-        pos = 0
+        # forwards from pos, or backwards from pos (to the block's start)
+        pos = buf.shape[0] if types.backward else 0
         while True:
-            pos, need = K.scan_types(buf, pos, keys.words, keys.slots, keys.meta, keys.room,
-                                     types.ttoks, types.tstart, types.tmult, types.tlast, types.thash,
-                                     types.tslots, types.tmeta, memo)
-            if pos >= buf.shape[0]:
+            scan = K.scan_types_backward if types.backward else K.scan_types
+            pos, need = scan(buf, pos, keys.words, keys.slots, keys.meta, keys.room, types.ttoks, types.tstart,
+                             types.tmult, types.tlast, types.thash, types.tslots, types.tmeta, memo)
+            if (pos < 0) if types.backward else (pos >= buf.shape[0]):
                 break
             keys.reserve(need)
             types.grow(need + 1024)

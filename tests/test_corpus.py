@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import random
 import re
 
 import pytest
+from scan_parts import in_corpus_order, take_in_turns
 
 import bbpe
-from bbpe.corpus import Corpus, paragraph_texts, split_lines
+from bbpe.corpus import BackwardBlocks, Corpus, paragraph_texts, split_lines
 
 
 @pytest.mark.parametrize("data,lines", [
@@ -103,33 +105,62 @@ def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch, from_file):
     assert texts == list(corpus.texts())
 
 
-def _part_blocks(corpus: Corpus, parts: int) -> list[list[bytes]]:
-    return [[bytes(block) for block in part] for part in corpus.training_parts(parts)]
+def _part_blocks(corpus: Corpus, parts: int, seed: int = 0) -> list[list[bytes]]:
+    """The blocks of each of the scan's parts, taken in turns as threads take them, in
+    corpus order."""
+    live = corpus.training_parts(parts)
+    got = take_in_turns(live, random.Random(seed))
+    return [in_corpus_order(BackwardBlocks(blocks) if isinstance(part, BackwardBlocks) else blocks)
+            for part, blocks in zip(live, got)]
 
 
 @pytest.mark.parametrize("from_file", [True, False])
 @pytest.mark.parametrize("parts", [2, 3, 5, 64])
-def test_training_parts_cover_the_corpus(tmp_path, monkeypatch, from_file, parts):
-    """The scan's parts (one per thread) are consecutive, each ends right after a one-byte
-    delimiter (so no segment spans two), and together they are the corpus."""
-    import random
-
+@pytest.mark.parametrize("seed", range(4))
+def test_training_parts_cover_the_corpus(tmp_path, monkeypatch, from_file, parts, seed):
+    """The scan's parts (one per thread) are consecutive, each block ends right after a
+    one-byte delimiter (so no segment spans two), and together they are the corpus,
+    however the threads' turns fall: the second part of each pair takes its blocks from
+    the end of the pair's range (a ``BackwardBlocks``), the first from its start."""
     import bbpe.corpus as C
 
     monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
+    monkeypatch.setattr(C, "MEETING_BLOCK_BYTES", 64)
     rng = random.Random(parts)
     data = "".join(rng.choice(["天地", "人", "。", "，", " ", "\n", "ab", ".", "x" * 40]) for _ in range(400)).encode()
     path = tmp_path / "c.txt"
     path.write_bytes(data)
     corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
-    got = _part_blocks(corpus, parts)
-    assert 2 <= len(got) <= min(parts, len(data) // 16)
+    live = corpus.training_parts(parts)
+    assert len(live) == min(parts, len(data) // 16)
+    assert [isinstance(part, BackwardBlocks) for part in live] == [i % 2 == 1 for i in range(len(live))]
+    got = _part_blocks(corpus, parts, seed)
     assert b"".join(b"".join(part) for part in got) == data
-    for part in got[:-1]:
-        assert part and part[-1][-1:] in [bytes([d]) for d in b'\n? !",.']
-    sizes = [sum(map(len, part)) for part in got]
+    blocks = [block for part in got for block in part]
+    for block in blocks[:-1]:
+        assert block[-1:] in [bytes([d]) for d in b'\n? !",.']
     longest_run = max(map(len, re.split(rb'[\n? !",.]', data)))  # a cut waits for the next delimiter
-    assert max(sizes) <= len(data) // min(parts, len(data) // 16) + longest_run + 1, sizes
+    assert max(map(len, blocks)) <= 64 + longest_run + 1
+
+
+def test_meeting_parts_share_the_work(tmp_path, monkeypatch):
+    """Two parts that meet split the blocks by how fast each takes them: taken strictly
+    in turns, they get half each; one that is never asked for leaves all to the other."""
+    import bbpe.corpus as C
+
+    monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
+    monkeypatch.setattr(C, "MEETING_BLOCK_BYTES", 100)
+    path = tmp_path / "c.txt"
+    path.write_bytes(b"ab cd\n" * 1000)  # 6,000 bytes: 60 blocks
+    front, back = Corpus.from_file(path).training_parts(2)
+    counts = [0, 0]
+    for a, b in itertools.zip_longest(front, back):
+        counts[0] += a is not None
+        counts[1] += b is not None
+    assert counts == [30, 30]
+    front, back = Corpus.from_file(path).training_parts(2)
+    assert b"".join(bytes(block) for block in front) == path.read_bytes()
+    assert list(back) == []
 
 
 def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch):

@@ -6,7 +6,6 @@ simple engine is itself checked against the C++ oracle in test_parity.py.
 
 from __future__ import annotations
 
-import itertools
 import random
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from conftest import SONG100, TANG300
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_corpora import VOCAB_SIZES, random_corpus, runs_corpus
+from scan_parts import in_parts
 
 from bbpe.train import train_vocabulary
 
@@ -84,33 +84,25 @@ def test_blocks_do_not_matter():
     assert train_vocabulary(blocks, 0) == train_vocabulary([data], 0)
 
 
-def _in_parts(data: bytes, parts: int) -> list[list[bytes]]:
-    """The corpus cut as ``Corpus.training_parts`` cuts it (for ``parts`` threads)."""
-    from bbpe.corpus import _memory_reader, part_cuts
-
-    with _memory_reader(data) as read_into:
-        cuts = part_cuts(read_into, len(data), parts)
-    return [[data[start:stop]] for start, stop in itertools.pairwise(cuts)]
-
-
 @pytest.mark.parametrize("seed", range(100))
 def test_parts_change_nothing(seed):
     """Scanned in parts on threads of their own, with lists that occur in several parts
-    stored once in each, the corpus gives the vocabulary of one scan."""
+    stored once in each, and every other part scanned from its end (``BackwardBlocks``,
+    meeting the part before it anywhere), the corpus gives the vocabulary of one scan."""
     rng = random.Random(50_000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 0)
-    parts = _in_parts(data, rng.choice([2, 3, 4, 7]))
+    parts = in_parts(data, rng.choice([2, 3, 4, 7]), rng, blocks=rng.choice([2, 5, 16, 64]))
     assert len(parts) > 1 or len(data) < 200, "the corpus was not cut"
     vocab_size = rng.choice(VOCAB_SIZES)
     assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == train_vocabulary([data], vocab_size)
 
 
 @settings(max_examples=100, deadline=None)
-@given(text=repetitive, vocab_size=st.sampled_from([0, 270, 275, 320]), parts=st.integers(2, 6))
-def test_repetitive_text_in_parts(text, vocab_size, parts):
+@given(text=repetitive, vocab_size=st.sampled_from([0, 270, 275, 320]), parts=st.integers(2, 6), rng=st.randoms())
+def test_repetitive_text_in_parts(text, vocab_size, parts, rng):
     """The same lists again and again, in every part."""
     data = text.encode()
-    split = _in_parts(data, parts)
+    split = in_parts(data, parts, rng)
     assert train_vocabulary(split[0], vocab_size, parts=split[1:]) == train_vocabulary([data], vocab_size, engine="simple")
 
 
@@ -179,7 +171,7 @@ def test_growth_changes_nothing(seed, tiny_tables):
     vocab_size = rng.choice([0, 300, 500, 1000])
     simple, incremental = both([data], vocab_size)
     assert incremental == simple
-    parts = _in_parts(data, 3)  # each part's key table and store grow on a thread of its own
+    parts = in_parts(data, 3, rng)  # each part's key table and store grow on a thread of its own (and backwards)
     assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == simple
 
 
