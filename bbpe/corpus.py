@@ -234,12 +234,15 @@ class _Meeting:
                 start, stop = self._cuts[i], self._cuts[i + 1]
                 to_end = self._to_end and i == len(self._cuts) - 2
                 want = stop - start + (1 if to_end else 0)  # a byte more: has the corpus grown?
-                if len(buf) < want:
-                    buf = bytearray(want)
-                n = read_fully(read_into, start, memoryview(buf)[:want])
-                while to_end and n == len(buf):
-                    buf = buf + bytes(len(buf))
-                    n += read_fully(read_into, start + n, memoryview(buf)[n:])
+                n = 0
+                while True:
+                    if len(buf) < want:
+                        buf = bytearray(want)  # a new buffer: the last block's view stays valid
+                        n = 0  # (and is read again into it)
+                    n += read_fully(read_into, start + n, memoryview(buf)[n:want])
+                    if not to_end or n < want:
+                        break
+                    want *= 2  # the corpus has grown since its size was taken: read on
                 if n:
                     yield memoryview(buf)[:n]
 

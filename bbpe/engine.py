@@ -270,9 +270,10 @@ class TypeStore:
 class ScannedTypes:
     """The type stores of a corpus scanned in consecutive parts, seen as one.
 
-    Types are numbered part after part, so still in first-occurrence order, and laid out
-    part after part in the slot order, each part's by last occurrence, which is the order
-    of their last occurrences in the whole corpus. A list that occurs in
+    Types are numbered part after part, so still in first-occurrence order (a part
+    scanned backwards by its ``number``), and laid out part after part in the slot order,
+    each part's by last occurrence, which is the order of their last occurrences in the
+    whole corpus. A list that occurs in
     two parts is a type in each: both copies are rewritten alike by the first pass and by
     every merge, as equal lists of one part are (docs/training.md), so the result is the
     one of a single store. Each part interned its chars in a key table of its own;

@@ -163,6 +163,24 @@ def test_meeting_parts_share_the_work(tmp_path, monkeypatch):
     assert list(back) == []
 
 
+def test_training_parts_read_what_the_file_has_grown_by(tmp_path, monkeypatch):
+    """The last block reads on to the end of the file, wherever that is by then."""
+    import bbpe.corpus as C
+
+    monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
+    monkeypatch.setattr(C, "MEETING_BLOCK_BYTES", 64)
+    path = tmp_path / "c.txt"
+    path.write_bytes(b"ab cd\n" * 100)
+    corpus = Corpus.from_file(path)
+    with path.open("ab") as f:
+        f.write("天地 人\n".encode() * 500)  # more than the last block's buffer twice over
+    for seed in range(3):
+        got = _part_blocks(corpus, 2, seed)
+        assert b"".join(b"".join(part) for part in got) == path.read_bytes()
+    # the first part takes every block, the last one into the buffer of a longer block
+    assert b"".join(bytes(block) for part in corpus.training_parts(2) for block in part) == path.read_bytes()
+
+
 def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch):
     """One part: a corpus smaller than two parts, one without a one-byte delimiter, GBK
     (converted text by text) and Windows text mode (offsets change, Ctrl-Z ends it)."""
