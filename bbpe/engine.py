@@ -62,6 +62,13 @@ def _pair_table(nslots: int) -> np.ndarray:
     return np.zeros((_pow2_at_least(max(1 << 16, nslots // 8)), 4), dtype=np.int64)
 
 
+def _renumbered(values: np.ndarray, number: np.ndarray) -> np.ndarray:
+    """``values`` of items 0..n-1 given by their new numbers: out[number[i]] = values[i]."""
+    out = np.empty_like(values)
+    out[number] = values
+    return out
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(4, (n - 1).bit_length())
 
@@ -229,16 +236,16 @@ class TypeStore:
         n = self.ntypes
         self.tlen = np.diff(self.tstart[: n + 1])
         if self.backward:
-            # types were made latest last occurrence first, and tlast is where (counted
+            # Types were made latest last occurrence first, and tlast is where (counted
             # from the end) each first occurs: the slot order is the reverse of the types'
-            # order, and the numbers come from the first occurrences counted from the start
-            self.order = np.arange(n - 1, -1, -1, dtype=np.int64)
-            self.base = np.empty(n, dtype=np.int64)
-            np.cumsum(self.tlen[::-1] + 1, out=self.base[::-1])
-            self.base -= self.tlen + 1
+            # order, and ``number`` ranks the first occurrences from the start. The part's
+            # arrays are then given in those numbers, as a forward scan numbers its types;
+            # only the tokens stay by the scan's own numbers (``ScannedTypes.layout``).
+            order, base = K.slot_order(np.arange(n - 1, -1, -1, dtype=np.int64), self.tlen, n)
             by_first, _ = K.slot_order(self.nlists - 1 - self.tlast[:n], self.tlen, self.nlists)
-            self.number = np.empty(n, dtype=np.int64)
-            self.number[by_first] = np.arange(n, dtype=np.int64)
+            self.number = _renumbered(np.arange(n, dtype=np.int64), by_first)
+            self.order = self.number[order]
+            self.base, self.tlen, self.tmult = (_renumbered(a, self.number) for a in (base, self.tlen, self.tmult[:n]))
         else:
             self.order, self.base = K.slot_order(self.tlast[:n], self.tlen, self.nlists)
         self.nslots = int(self.tlen.sum()) + n  # a sentinel after each type
@@ -287,7 +294,7 @@ class ScannedTypes:
         self.firsts = np.cumsum([0] + [store.ntypes for store in stores]).tolist()
         slot_offsets = np.cumsum([0] + [store.nslots for store in stores]).tolist()
         self.nslots = slot_offsets[-1]
-        if len(stores) == 1 and stores[0].number is None:  # nothing to put together
+        if len(stores) == 1:  # nothing to put together
             store = stores[0]
             self.tmult, self.tlen = store.tmult[: store.ntypes], store.tlen
             self.order, self.base = store.order, store.base
@@ -301,17 +308,10 @@ class ScannedTypes:
         def gather(i: int) -> None:  # straight into the part's slices: no temporaries
             store, first = stores[i], self.firsts[i]
             part = slice(first, first + store.ntypes)
-            if store.number is None:
-                self.tmult[part] = store.tmult[: store.ntypes]
-                self.tlen[part] = store.tlen
-                np.add(store.order, first, out=self.order[part])
-                np.add(store.base, slot_offsets[i], out=self.base[part])
-            else:  # renumbered in first-occurrence order
-                number = store.number
-                self.tmult[part][number] = store.tmult[: store.ntypes]
-                self.tlen[part][number] = store.tlen
-                np.add(number[store.order], first, out=self.order[part])
-                self.base[part][number] = store.base + slot_offsets[i]
+            self.tmult[part] = store.tmult[: store.ntypes]
+            self.tlen[part] = store.tlen
+            np.add(store.order, first, out=self.order[part])
+            np.add(store.base, slot_offsets[i], out=self.base[part])
             store.keep_only_tokens()
 
         on_threads(gather, len(stores))
@@ -327,8 +327,8 @@ class ScannedTypes:
 
         def lay_out(i: int) -> None:
             store = self.stores[i]
-            bases = base[firsts[i] : firsts[i + 1]]  # by the part's own type numbers:
-            if store.number is not None:
+            bases = base[firsts[i] : firsts[i + 1]]
+            if store.number is not None:  # the tokens are by the backward scan's own numbers
                 bases = bases[store.number]
             K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], bases, S)
 
@@ -392,13 +392,13 @@ def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: li
     types = TypeStore.for_corpus(size_hint)
     types.backward = isinstance(blocks, BackwardBlocks)
     memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
+    scan = K.scan_types_backward if types.backward else K.scan_types
     for block in blocks:
         buf = np.frombuffer(block, dtype=np.uint8)
         buf.flags.writeable = False  # what the compiled scan takes, whatever buffer came in
         # forwards from pos, or backwards from pos (to the block's start)
         pos = buf.shape[0] if types.backward else 0
         while True:
-            scan = K.scan_types_backward if types.backward else K.scan_types
             pos, need = scan(buf, pos, keys.words, keys.slots, keys.meta, keys.room, types.ttoks, types.tstart,
                              types.tmult, types.tlast, types.thash, types.tslots, types.tmeta, memo)
             if (pos < 0) if types.backward else (pos >= buf.shape[0]):
