@@ -45,8 +45,10 @@ def _signatures() -> dict:
         "scan_types_backward": pair(a(u1, 1, readonly=True), i8, WORDS, I4, I8, i8, I4, I8, I8, I8, U8, I4, I8, I4),
         "reindex_types": none(U8, i8, I4),
         # first pass
-        "slot_order": T.Tuple((I8, I8))(I8, I8, i8),
+        "slot_order": none(I8, I8, I8, i8, i8, i8, I8, I8, I8, I8),
+        "backward_slot_order": I8(I8, I8, I8, i8, i8, i8, I8, I8, I8, I8),
         "layout_types": none(I4, I8, i8, I4, I8, S),
+        "layout_types_backward": none(I4, I8, I8, I4, I8, S),
         "count_slots": T.Tuple((i8, TABLE))(I8, i8, I8, I8, I8, S, WORDS, I8, i8, TABLE, I8),
         "count_codes": TABLE(I8, I8, I8, I8, S, TABLE, I8),
         "numbered_pairs": TABLE(TABLE, i8),

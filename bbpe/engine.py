@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -60,13 +61,6 @@ def _pair_table(nslots: int) -> np.ndarray:
     It grows in the kernels; sized for a pair per 8 slots, it does not grow on zh-large
     (0.6 million pairs in 6 million slots)."""
     return np.zeros((_pow2_at_least(max(1 << 16, nslots // 8)), 4), dtype=np.int64)
-
-
-def _renumbered(values: np.ndarray, number: np.ndarray) -> np.ndarray:
-    """``values`` of items 0..n-1 given by their new numbers: out[number[i]] = values[i]."""
-    out = np.empty_like(values)
-    out[number] = values
-    return out
 
 
 def _pow2_at_least(n: int) -> int:
@@ -204,9 +198,6 @@ class TypeStore:
         self.thash = np.zeros(capacity, dtype=np.uint64)
         self.tslots = np.zeros(_pow2_at_least(min(2 * capacity, self.INDEX_START)), dtype=np.int32)
         self.tmeta = np.zeros(3, dtype=np.int64)  # types, tokens, lists seen
-        # the part's share of the slot order, once the scan is over (``finish``)
-        self.tlen = self.order = self.base = np.zeros(0, dtype=np.int64)
-        self.nslots = 0
         # Scanned last list first (``scan_types_backward``): then ``number`` gives each type
         # its number in first-occurrence order, once the scan is over (``finish``)
         self.backward = False
@@ -225,39 +216,33 @@ class TypeStore:
     def nlists(self) -> int:
         return int(self.tmeta[2])
 
-    def finish(self) -> None:
-        """The part's own share of the slot order, on the thread that scanned it, once it
-        has its last list: ``order`` (its types by last occurrence), ``base`` (the first
-        slot of each, counted from the part's first) and ``nslots``; then the hash index
-        and the last occurrences go. A part's lists all come before the next part's, so
-        the slot order of the whole is the parts' orders one after the other
-        (``ScannedTypes``), and the part that finishes first sorts while the other scans.
-        The store takes no more lists after this."""
+    @property
+    def nslots(self) -> int:
+        """The slots its types take when laid out: their tokens and a sentinel after each."""
+        return int(self.tmeta[1]) + self.ntypes
+
+    def finish(self, first: int, slot_offset: int, order: np.ndarray, base: np.ndarray, tlen: np.ndarray,
+               mult: np.ndarray) -> None:
+        """Write the part's share of the slot order into its slices of the whole's arrays
+        (``ScannedTypes``), on the thread that scanned it, once every part has its last
+        list: ``order`` (its types by last occurrence, numbered from ``first``), ``base``
+        (the first slot of each, from ``slot_offset``), ``tlen`` and ``mult``. A part's
+        lists all come before the next part's, so the slot order of the whole is the
+        parts' orders one after the other. Then all goes but the tokens and where each
+        type starts (what the layout reads); the store takes no more lists."""
         n = self.ntypes
-        self.tlen = np.diff(self.tstart[: n + 1])
+        args = (self.tlast[:n], self.tstart[: n + 1], self.tmult[:n], self.nlists, first, slot_offset, order, base,
+                tlen, mult)
         if self.backward:
-            # Types were made latest last occurrence first, and tlast is where (counted
-            # from the end) each first occurs: the slot order is the reverse of the types'
-            # order, and ``number`` ranks the first occurrences from the start. The part's
-            # arrays are then given in those numbers, as a forward scan numbers its types;
-            # only the tokens stay by the scan's own numbers (``ScannedTypes.layout``).
-            order, base = K.slot_order(np.arange(n - 1, -1, -1, dtype=np.int64), self.tlen, n)
-            by_first, _ = K.slot_order(self.nlists - 1 - self.tlast[:n], self.tlen, self.nlists)
-            self.number = _renumbered(np.arange(n, dtype=np.int64), by_first)
-            self.order = self.number[order]
-            self.base, self.tlen, self.tmult = (_renumbered(a, self.number) for a in (base, self.tlen, self.tmult[:n]))
+            # Types were made latest last occurrence first: they are given in first-occurrence
+            # numbers, as a forward scan numbers its types; only the tokens stay by the
+            # scan's own numbers, which ``number`` maps (``ScannedTypes.layout``)
+            self.number = K.backward_slot_order(*args)
         else:
-            self.order, self.base = K.slot_order(self.tlast[:n], self.tlen, self.nlists)
-        self.nslots = int(self.tlen.sum()) + n  # a sentinel after each type
-        self.tlast = np.zeros(0, dtype=np.int64)
+            K.slot_order(*args)
+        self.tmult = self.tlast = np.zeros(0, dtype=np.int64)
         self.thash = np.zeros(0, dtype=np.uint64)
         self.tslots = np.zeros(0, dtype=np.int32)
-
-    def keep_only_tokens(self) -> None:
-        """Free all but the tokens and where each type starts (what the layout reads), once
-        ``ScannedTypes`` has copied the rest out (zh-large: 25 MB less before the slot
-        table is allocated)."""
-        self.tmult = self.tlen = self.order = self.base = np.zeros(0, dtype=np.int64)
 
     def grow(self, tokens_needed: int) -> None:
         """Room for a list of ``tokens_needed`` tokens (what ``scan_types`` stopped for)."""
@@ -287,34 +272,25 @@ class ScannedTypes:
     ``rowmaps[i]`` maps them to the rows of the table all parts share.
     """
 
-    def __init__(self, stores: list[TypeStore], rowmaps: list[np.ndarray]) -> None:
-        """Put the parts' finished stores (``TypeStore.finish``) together, each part's
-        share copied by a thread of its own."""
-        self.stores, self.rowmaps = stores, rowmaps
+    def __init__(self, stores: list[TypeStore]) -> None:
+        """The arrays of the whole for the parts' scanned stores; each part writes its
+        share into them (``put``), so nothing is copied from part to whole."""
+        self.stores = stores
+        self.rowmaps: list[np.ndarray] = []  # set by ``scan`` once the parts' chars are interned
         self.firsts = np.cumsum([0] + [store.ntypes for store in stores]).tolist()
-        slot_offsets = np.cumsum([0] + [store.nslots for store in stores]).tolist()
-        self.nslots = slot_offsets[-1]
-        if len(stores) == 1:  # nothing to put together
-            store = stores[0]
-            self.tmult, self.tlen = store.tmult[: store.ntypes], store.tlen
-            self.order, self.base = store.order, store.base
-            return
+        self.slot_offsets = np.cumsum([0] + [store.nslots for store in stores]).tolist()
+        self.nslots = self.slot_offsets[-1]
         ntypes = self.firsts[-1]
         self.tmult = np.empty(ntypes, dtype=np.int64)
         self.tlen = np.empty(ntypes, dtype=np.int64)
         self.order = np.empty(ntypes, dtype=np.int64)
         self.base = np.empty(ntypes, dtype=np.int64)
 
-        def gather(i: int) -> None:  # straight into the part's slices: no temporaries
-            store, first = stores[i], self.firsts[i]
-            part = slice(first, first + store.ntypes)
-            self.tmult[part] = store.tmult[: store.ntypes]
-            self.tlen[part] = store.tlen
-            np.add(store.order, first, out=self.order[part])
-            np.add(store.base, slot_offsets[i], out=self.base[part])
-            store.keep_only_tokens()
-
-        on_threads(gather, len(stores))
+    def put(self, i: int) -> None:
+        """Part i's share (``TypeStore.finish``), on its own thread."""
+        part = slice(self.firsts[i], self.firsts[i + 1])
+        self.stores[i].finish(self.firsts[i], self.slot_offsets[i], self.order[part], self.base[part],
+                              self.tlen[part], self.tmult[part])
 
     @property
     def ntypes(self) -> int:
@@ -328,9 +304,10 @@ class ScannedTypes:
         def lay_out(i: int) -> None:
             store = self.stores[i]
             bases = base[firsts[i] : firsts[i + 1]]
-            if store.number is not None:  # the tokens are by the backward scan's own numbers
-                bases = bases[store.number]
-            K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], bases, S)
+            if store.number is None:
+                K.layout_types(store.ttoks, store.tstart, store.ntypes, self.rowmaps[i], bases, S)
+            else:  # the tokens are by the backward scan's own numbers
+                K.layout_types_backward(store.ttoks, store.tstart, store.number, self.rowmaps[i], bases, S)
 
         on_threads(lay_out, len(self.stores))
 
@@ -375,16 +352,35 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
         return _scan_part(parts[i], part_keys[i], hint, done, i, report if i == 0 else None)
 
     part_keys = [keys] + [KeyTable() for _ in parts[1:]]
-    stores = on_threads(scan_part, len(parts))
-    rowmaps = [np.arange(keys.nkeys, dtype=np.int32)]
+    stores: list = [None] * len(parts)  # each part's, once scanned
+    whole: list[ScannedTypes] = []
+    # Once every part has its last list, the arrays of the whole are made and each part's
+    # thread writes its share into them: the part that ends first waits, but the whole is
+    # not copied together after (zh-large: 7-8 ms on two threads)
+    scanned = threading.Barrier(len(parts), action=lambda: whole.append(ScannedTypes(stores)))
+
+    def scan_part_and_put(i: int) -> None:
+        try:
+            stores[i] = scan_part(i)
+            scanned.wait()
+        except threading.BrokenBarrierError:
+            return  # another part failed: on_threads raises its error
+        except BaseException:
+            scanned.abort()
+            raise
+        whole[0].put(i)
+
+    on_threads(scan_part_and_put, len(parts))
+    types = whole[0]
+    types.rowmaps.append(np.arange(keys.nkeys, dtype=np.int32))
     # in part order; which rows the chars get changes no result (singles go by their first
     # deletions, pairs by their slots), so a part scanned backwards may intern its own way
     for other in part_keys[1:]:
         keys.reserve(other.nkeys)
-        rowmaps.append(np.empty(other.nkeys, dtype=np.int32))
-        K.intern_rows(other.words, other.nkeys, keys.words, keys.slots, keys.meta, rowmaps[-1])
+        types.rowmaps.append(np.empty(other.nkeys, dtype=np.int32))
+        K.intern_rows(other.words, other.nkeys, keys.words, keys.slots, keys.meta, types.rowmaps[-1])
     report()
-    return ScannedTypes(stores, rowmaps)
+    return types
 
 
 def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: list[int], index: int,
@@ -408,7 +404,6 @@ def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: li
         done[index] += len(block)
         if report:
             report()
-    types.finish()
     return types
 
 

@@ -97,6 +97,31 @@ def test_parts_change_nothing(seed):
     assert train_vocabulary(parts[0], vocab_size, parts=parts[1:]) == train_vocabulary([data], vocab_size)
 
 
+class _PartFailed(Exception):
+    pass
+
+
+def _failing(blocks: list[bytes], after: int):
+    """The blocks, then the error a reader could raise, after ``after`` of them."""
+    yield from blocks[:after]
+    raise _PartFailed(f"read error after {after} blocks")
+
+
+@pytest.mark.parametrize("failing", [0, 1, 2])
+@pytest.mark.parametrize("after", [0, 2])
+def test_a_failing_part_raises_its_own_error(failing, after):
+    """The parts wait for each other once scanned (``scan``): when one fails, the others
+    neither hang nor hide its error behind one of their own."""
+    from bbpe import engine
+
+    lines = [f"天地{i} 人{i % 7}，\n" for i in range(3000)]
+    blocks = ["".join(lines[i : i + 200]).encode() for i in range(0, 3000, 200)]
+    parts = [blocks[start : start + 5] for start in range(0, 15, 5)]
+    parts[failing] = _failing(parts[failing], after)
+    with pytest.raises(_PartFailed, match=f"after {after} blocks"):
+        engine.scan(parts, engine.KeyTable())
+
+
 @settings(max_examples=100, deadline=None)
 @given(text=repetitive, vocab_size=st.sampled_from([0, 270, 275, 320]), parts=st.integers(2, 6), rng=st.randoms())
 def test_repetitive_text_in_parts(text, vocab_size, parts, rng):
