@@ -38,6 +38,10 @@ ctypedef struct bbpe_model:
     # Any key by its bytes (lookup): open addressing on FNV-1a, id or -1
     const int64_t* table
     uint64_t table_mask
+    # Per trie node, one bit per child char's bucket (32 buckets by the char's code): a
+    # step whose bit is clear misses without a probe, and most steps of a match miss.
+    # (Last, so that the fields before it stay where they were.)
+    const uint32_t* child_bits
 
 ctypedef struct bbpe_stream:       # incremental decoding: bytes of an unfinished UTF-8 char
     uint8_t pending[8]
@@ -81,6 +85,7 @@ cdef class Model:
     cdef int64_t* _table
     cdef uint64_t* _trans
     cdef int32_t* _slot_id
+    cdef uint32_t* _child_bits
     cdef uint32_t* _dec_off
     cdef uint8_t* _dec_bytes
     cdef tuple _ints               # one shared Python int per id: lists are built by incref

@@ -184,6 +184,11 @@ cdef inline int64_t _step(const bbpe_model* m, uint64_t node, uint64_t code) noe
         i = (i + 1) & m.trans_mask
 
 
+cdef inline uint32_t _child_bit(uint64_t code) noexcept nogil:
+    """The bit of a child char in its parent's ``child_bits``."""
+    return (<uint32_t>1) << ((code * _GOLDEN) >> 59)
+
+
 cdef inline int64_t _start(const bbpe_model* m, uint64_t code) noexcept nogil:
     """The node of a match that starts with the char ``code``, or -1."""
     if (code >> _CODE_LEN_SHIFT) == 1:
@@ -251,8 +256,8 @@ cdef int64_t _encode_piece(const bbpe_model* m, const unit_t* s, size_t n, id_t*
                     pos += full
                     continue
                 break
-            if (m.trans[node] & _HAS_CHILDREN) == 0:
-                break  # no key extends this one: no probe needed
+            if (m.child_bits[node] & _child_bit(code)) == 0:
+                break  # no key extends this one by this char: no probe needed
             nxt = _step(m, <uint64_t>node, code)
             if nxt < 0:
                 break
@@ -495,6 +500,7 @@ cdef int64_t _insert(bbpe_model* m, uint64_t key) noexcept nogil:
         t[i] = key
     if (key >> _NODE_SHIFT) != _ROOT:
         t[key >> _NODE_SHIFT] |= _HAS_CHILDREN
+        (<uint32_t*>m.child_bits)[key >> _NODE_SHIFT] |= _child_bit(key & ((1ULL << _NODE_SHIFT) - 1))
     if (key >> _NODE_SHIFT) == _ROOT and ((key >> _CODE_LEN_SHIFT) & 7) == 1:
         m.root_byte[key & 0xFF] = <int32_t>i
     return <int64_t>i
@@ -586,15 +592,19 @@ cdef class Model:
             raise ValueError(f"{n} keys: too many for the encoder's trie")
         self._trans = <uint64_t*>malloc(size * sizeof(uint64_t))
         self._slot_id = <int32_t*>malloc(size * sizeof(int32_t))
+        self._child_bits = <uint32_t*>malloc(size * sizeof(uint32_t))
         node_of = <int64_t*>malloc(n * sizeof(int64_t))
         nchars = <uint8_t*>malloc(n)
         try:
-            if self._trans == NULL or self._slot_id == NULL or node_of == NULL or nchars == NULL:
+            if (self._trans == NULL or self._slot_id == NULL or self._child_bits == NULL or node_of == NULL
+                    or nchars == NULL):
                 raise MemoryError()
             memset(self._trans, 0, size * sizeof(uint64_t))
             memset(self._slot_id, 0xFF, size * sizeof(int32_t))
+            memset(self._child_bits, 0, size * sizeof(uint32_t))
             self.view.trans = self._trans
             self.view.slot_id = self._slot_id
+            self.view.child_bits = self._child_bits
             self.view.trans_mask = size - 1
             self.view.trans_shift = shift
             for i in range(256):
@@ -662,6 +672,7 @@ cdef class Model:
         free(self._table)
         free(self._trans)
         free(self._slot_id)
+        free(self._child_bits)
         free(self._dec_off)
         free(self._dec_bytes)
 
