@@ -1640,6 +1640,22 @@ def _free_row(words, slots, row, free, fmeta):
     _release(words, slots, free, fmeta)
 
 
+_FREE_AHEAD = 8  # rows: a freed row's key is read this far ahead, its home slot half as far
+
+
+@_inline
+def _free_rows(words, slots, rows, n, free, fmeta):
+    """``_free_row`` for rows[:n], each one's key and then its index slot asked for ahead
+    (two cache misses a row, which otherwise come one after the other)."""
+    for i in range(n):
+        if i + _FREE_AHEAD < n:
+            prefetch(words, rows[i + _FREE_AHEAD])
+        if i + _FREE_AHEAD // 2 < n:
+            prefetch(slots, _home(words, slots, rows[i + _FREE_AHEAD // 2]))
+        _free_row(words, slots, rows[i], free, fmeta)
+    _release(words, slots, rows, free, fmeta)
+
+
 @_inline
 def _lock(lock):
     while not atomic_cas(lock, 0, 0, 1):
@@ -1953,8 +1969,15 @@ def _settle_class1(dirty1, nd1, pvals1, words, slots, kst, kst1, free, fmeta):
     """Class 1's end of the step for its dirty keys, but those class 0's list has too:
     their step bits are cleared, a key left without occurrences that is neither a token
     nor in the vocabulary gives its row back, and the keys for the heap are left in
-    dirty1[:n], with pvals1[:n] their (occ << 32 | tail). Returns n."""
+    dirty1[:n], with pvals1[:n] their (occ << 32 | tail). Returns n.
+
+    The rows are given back after the loop, ``_free_rows`` asking for their cache lines
+    ahead; until then they wait at the end of pvals1, which has room for all nd1 keys
+    (the caller makes sure): each key is pushed, freed or neither, so the two ends never
+    meet."""
     n = 0
+    nfree = 0
+    top = pvals1.shape[0] - 1
     for i in range(nd1):
         k = dirty1[i]
         if kst[k, FLAGS] & DIRTY:
@@ -1963,11 +1986,13 @@ def _settle_class1(dirty1, nd1, pvals1, words, slots, kst, kst1, free, fmeta):
         kst1[k, FLAGS] = flags & _CLEAR_STEP_BITS
         occ = _occ(kst, kst1, 2, k)
         if occ == 0 and kst[k, FLAGS] & _KEEP == 0:
-            _free_row(words, slots, k, free, fmeta)
+            pvals1[top - nfree] = k
+            nfree += 1
         elif flags & RAISED and occ >= 2:  # not the winner: that one is in class 0's list
             dirty1[n] = k
             pvals1[n] = (occ << 32) | _tail(kst, kst1, 2, k)
             n += 1
+    _free_rows(words, slots, pvals1[top - nfree + 1 : top + 1][::-1], nfree, free, fmeta)
     _release(dirty1, pvals1, words, slots, kst, kst1, free, fmeta)
     return n
 
@@ -2078,7 +2103,9 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         tag = smeta[1]  # this step's tag in the pair-key caches
         smeta[1] = tag + 1
         parallel = follower and occ0 > 0 and occ1 > 0 and occ0 + occ1 >= parallel_from
-        if parallel and 4 * occ1 <= dirty1.shape[0] and 1 + 4 * occ0 <= frees0.shape[0]:
+        # (pvals1 too: it can grow apart from dirty1 in a step on one thread, and class 1's
+        # settling writes as many entries of it as dirty1 holds keys)
+        if parallel and 4 * occ1 <= min(dirty1.shape[0], pvals1.shape[0]) and 1 + 4 * occ0 <= frees0.shape[0]:
             # the follower has this index too: it may be rebuilt in place, not replaced
             parallel, _ = _index_room(words, meta, fmeta, slots, 2 * (occ0 + occ1), False)
         else:
@@ -2163,8 +2190,7 @@ def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, d
         atomic_store(sync, SYNC_SETTLED, number)
         if not _wait_for(sync, SYNC_FREE, number, SYNC_CMD, command):
             return walks
-        for i in range(sync[SYNC_FREES]):
-            _free_row(words, slots, frees0[i], free, fmeta)
+        _free_rows(words, slots, frees0, sync[SYNC_FREES], free, fmeta)
         atomic_store(sync, SYNC_FREED, number)
         walks += 1
 
