@@ -22,9 +22,9 @@ ctypedef struct bbpe_model:
     int64_t byte_ids[256]          # id of each one-byte key (byte fallback, Q15)
     # The encoder's trie: (node, next char) -> node. A node is the slot of its own entry,
     # so an entry is just its key, parent node << 35 | char length << 32 | char bytes
-    # (0 = empty; the parent of a first char is ROOT), with bit 63 set when some key
-    # extends it (a match at a leaf ends without a probe). The greedy match (Q14) only
-    # grows through keys, so at most one probe per char.
+    # (0 = empty; the parent of a first char is ROOT). The greedy match (Q14) only grows
+    # through keys, so at most one probe per char, and none where ``child_bits`` says
+    # that no key extends the match by that char.
     const uint64_t* trans          # open addressing, load <= 1/2
     uint64_t trans_mask            # table size - 1 (a power of two)
     int trans_shift                # 64 - log2(table size)
@@ -39,8 +39,9 @@ ctypedef struct bbpe_model:
     const int64_t* table
     uint64_t table_mask
     # Per trie node, one bit per child char's bucket (32 buckets by the char's code): a
-    # step whose bit is clear misses without a probe, and most steps of a match miss.
-    # (Last, so that the fields before it stay where they were.)
+    # step whose bit is clear misses without a probe, and most steps of a match miss; a
+    # node without children has none set. (Last, so that the fields before it stay where
+    # they were.)
     const uint32_t* child_bits
 
 ctypedef struct bbpe_stream:       # incremental decoding: bytes of an unfinished UTF-8 char

@@ -55,7 +55,6 @@ cdef uint64_t _FNV_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t _FNV_PRIME = 0x100000001B3ULL
 cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t _ROOT = 0x0FFFFFFF  # the start node of every match
-cdef uint64_t _HAS_CHILDREN = 1ULL << 63  # flag on a node's entry: some key extends it
 cdef int _CODE_LEN_SHIFT = 32
 cdef size_t _NOGIL_BYTES = 4096  # below this, releasing the GIL costs more than the work
 cdef int _NODE_SHIFT = 35
@@ -177,7 +176,7 @@ cdef inline int64_t _step(const bbpe_model* m, uint64_t node, uint64_t code) noe
     cdef uint64_t k
     while True:
         k = m.trans[i]
-        if (k & ~_HAS_CHILDREN) == key:
+        if k == key:
             return <int64_t>i
         if k == 0:
             return -1
@@ -494,12 +493,11 @@ cdef int64_t _insert(bbpe_model* m, uint64_t key) noexcept nogil:
     """Add the entry ``key`` (if new); returns its slot, the node it leads to."""
     cdef uint64_t i = (key * _GOLDEN) >> m.trans_shift
     cdef uint64_t* t = <uint64_t*>m.trans
-    while t[i] != 0 and (t[i] & ~_HAS_CHILDREN) != key:
+    while t[i] != 0 and t[i] != key:
         i = (i + 1) & m.trans_mask
     if t[i] == 0:
         t[i] = key
     if (key >> _NODE_SHIFT) != _ROOT:
-        t[key >> _NODE_SHIFT] |= _HAS_CHILDREN
         (<uint32_t*>m.child_bits)[key >> _NODE_SHIFT] |= _child_bit(key & ((1ULL << _NODE_SHIFT) - 1))
     if (key >> _NODE_SHIFT) == _ROOT and ((key >> _CODE_LEN_SHIFT) & 7) == 1:
         m.root_byte[key & 0xFF] = <int32_t>i
