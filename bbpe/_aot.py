@@ -66,6 +66,9 @@ def _signatures() -> dict:
             i8, i8, i8, I4, S, I4, WORDS, I4, I8, KST, KST, i8, I4, I4, I4, I8, I4, I4, I4, I8, I8, I4, I4, I8, I4,
             I8, I8, T.boolean, i8),
         "follow_merges": i8(i8, I8, S, I4, WORDS, I4, I8, KST, KST, I4, I4, I8, I4, I4, I8, I8),
+        "stop_follower": none(I8),
+        "too_slow": T.boolean(i8, i8, i8),
+        "follower_stopped": none(I8),
         # libstdc++ map order (_umap)
         "blog_hashes": U8(a(u1, 2), I8),
         "umap_replay": I8(U8, U8, i8, i8),

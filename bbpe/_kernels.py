@@ -18,6 +18,7 @@ bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 """
 
 import platform
+import sys
 
 import numba
 import numpy as np
@@ -26,6 +27,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ._layout import (
+    CMD_EXIT,
     CMD_WALK,
     DEAD,
     DIRTY,
@@ -43,17 +45,25 @@ from ._layout import (
     RAISED,
     RESTART,
     SENTINEL,
+    SYNC_BLOCKED,
     SYNC_CMD,
     SYNC_DONE,
-    SYNC_FAILED,
+    SYNC_FOLLOWER_BELL,
+    SYNC_FOLLOWER_SLEEPS,
     SYNC_FREE,
     SYNC_FREED,
     SYNC_FREES,
+    SYNC_HANDED,
+    SYNC_LEADER_BELL,
+    SYNC_LEADER_SLEEPS,
     SYNC_MERGED,
     SYNC_PUSHES,
     SYNC_SETTLE,
     SYNC_SETTLED,
+    SYNC_SLOW_SHARE,
+    SYNC_STOPPED,
     SYNC_TAG,
+    SYNC_WAITED,
     SYNC_WINNER,
     TAIL,
     TOK,
@@ -199,6 +209,126 @@ def spin_pause(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+# Sleeping and waking, for the waits between the merge threads (``_wait_for``): a wait
+# spins for a few microseconds, then sleeps in the kernel until the other thread rings
+# its bell, so that a partner thread which is not running (the machine is busy) costs
+# the waiter no CPU time. On Linux the sleep is a futex on the bell (syscall numbers by
+# architecture); on other POSIX systems the waiter gives up its time slice in a loop
+# (sched_yield); the clock is POSIX's CLOCK_MONOTONIC.
+_LINUX = sys.platform.startswith("linux")
+_SYSCALLS = {"x86_64": (202, 24), "amd64": (202, 24), "aarch64": (98, 124), "arm64": (98, 124),
+             "ppc64le": (221, 158)}  # SYS_futex, SYS_sched_yield
+_SYS_FUTEX, _SYS_SCHED_YIELD = _SYSCALLS.get(platform.machine().lower(), (-1, -1)) if _LINUX else (-1, -1)
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
+_CLOCK_MONOTONIC = 1 if _LINUX else 6 if sys.platform == "darwin" else -1
+_SLEEP_NS = 20_000_000  # a sleep's timeout: the waiter looks again (a guard; every post rings)
+
+
+def _syscall(builder, *args):
+    """``syscall(args...)``, all of them as longs (glibc's wrapper is variadic)."""
+    i64 = ir.IntType(64)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64], var_arg=True), "syscall")
+    return builder.call(fn, [a if isinstance(a, ir.Value) else i64(a) for a in args])
+
+
+def _word_address(context, builder, signature, args):
+    """The address of the 32 bits of ``array[index]`` that a futex compares: an int64
+    element's low half (the bells count up by one, so that half changes with every ring)."""
+    ptr = _element_pointer(context, builder, signature, args)
+    address = builder.ptrtoint(ptr, ir.IntType(64))
+    if sys.byteorder == "big" and signature.args[0].dtype.bitwidth == 64:
+        address = builder.add(address, ir.IntType(64)(4))
+    return address
+
+
+@intrinsic
+def sleep_while(typingctx, array, index, expected):
+    """Sleep until ``array[index]`` may no longer be ``expected`` (a futex wait on its
+    low 32 bits, at most ``_SLEEP_NS``); may return early. Elsewhere: sched_yield."""
+    if not _atomic_element(array, index) or not isinstance(expected, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        if _SYS_FUTEX >= 0:
+            address = _word_address(context, builder, signature, args)
+            value = builder.zext(builder.trunc(context.cast(builder, args[2], signature.args[2], types.int64),
+                                               ir.IntType(32)), i64)
+            timeout = cgutils.alloca_once(builder, ir.LiteralStructType([i64, i64]))  # struct timespec
+            builder.store(i64(_SLEEP_NS // 1_000_000_000), cgutils.gep_inbounds(builder, timeout, 0, 0))
+            builder.store(i64(_SLEEP_NS % 1_000_000_000), cgutils.gep_inbounds(builder, timeout, 0, 1))
+            _syscall(builder, _SYS_FUTEX, address, _FUTEX_WAIT_PRIVATE, value, builder.ptrtoint(timeout, i64), 0, 0)
+        elif _CLOCK_MONOTONIC >= 0:
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+            builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(array, index, expected), codegen
+
+
+@intrinsic
+def wake_all(typingctx, array, index):
+    """Wake every thread sleeping on ``array[index]`` (``sleep_while``)."""
+    if not _atomic_element(array, index):
+        return None
+
+    def codegen(context, builder, signature, args):
+        if _SYS_FUTEX >= 0:
+            _syscall(builder, _SYS_FUTEX, _word_address(context, builder, signature, args), _FUTEX_WAKE_PRIVATE,
+                     0x7FFFFFFF, 0, 0, 0)
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+@intrinsic
+def yield_cpu(typingctx):
+    """Give this thread's time slice to another (sched_yield), as a spin lock's holder may
+    be waiting for one."""
+
+    def codegen(context, builder, signature, args):
+        if _SYS_SCHED_YIELD >= 0:
+            _syscall(builder, _SYS_SCHED_YIELD)
+        elif _CLOCK_MONOTONIC >= 0:
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+            builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
+def full_fence(typingctx):
+    """A sequentially consistent fence: the stores before it are seen by every thread
+    before the loads after it are made (what a post's "is anyone asleep?" needs)."""
+
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
+def monotonic_ns(typingctx):
+    """CLOCK_MONOTONIC in nanoseconds (through the vDSO on Linux: tens of nanoseconds);
+    0 where there is no such clock."""
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        if _CLOCK_MONOTONIC < 0:
+            return i64(0)
+        now = cgutils.alloca_once(builder, ir.LiteralStructType([i64, i64]))  # struct timespec
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), [ir.IntType(32), i64]),
+                                            "clock_gettime")
+        builder.call(fn, [ir.IntType(32)(_CLOCK_MONOTONIC), builder.ptrtoint(now, i64)])
+        seconds = builder.load(cgutils.gep_inbounds(builder, now, 0, 0))
+        nanoseconds = builder.load(cgutils.gep_inbounds(builder, now, 0, 1))
+        return builder.add(builder.mul(seconds, i64(1_000_000_000)), nanoseconds)
+
+    return types.int64(), codegen
 
 
 KEY_BYTES = 24  # sizeof(WordIdKey::idKey), MaxKeyCount = 3 * 8
@@ -1656,10 +1786,18 @@ def _free_rows(words, slots, rows, n, free, fmeta):
     _release(words, slots, rows, free, fmeta)
 
 
+_LOCK_SPINS = 1024  # a spin lock's pauses (tens of microseconds) before it yields each try
+
+
 @_inline
 def _lock(lock):
+    spins = 0
     while not atomic_cas(lock, 0, 0, 1):
-        spin_pause()
+        if spins < _LOCK_SPINS:  # the holder makes one key: usually a few hundred nanoseconds
+            spins += 1
+            spin_pause()
+        else:  # the holder is not running: let it
+            yield_cpu()
     _release(lock)
 
 
@@ -2030,28 +2168,113 @@ def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes,
     return hocc, htail, hkey
 
 
+_SPIN_NS = 50_000  # how long a wait spins before it sleeps (most hand-overs take less)
+
+
 @_inline
-def _wait_for(sync, what, number, watch, expected):
-    """Spin until ``sync[what]`` is ``number`` (the other thread posted that step there);
-    False if ``sync[watch]`` stops being ``expected`` first. The leader waits for the
-    follower's SYNC_DONE, SYNC_SETTLED and SYNC_FREED, given up if SYNC_FAILED is set;
-    the follower for the leader's SYNC_SETTLE and SYNC_FREE, given up if a newer command
-    comes (CMD_EXIT: the leader stopped with an error)."""
-    posted = True
-    while atomic_load(sync, what) != number:
-        if atomic_load(sync, watch) != expected:
-            posted = False
+def _wait_for(sync, what, number, equal, watch, expected, sleeps, bell):
+    """Wait until ``sync[what] == number`` is ``equal`` (the other thread posted there),
+    spinning for ``_SPIN_NS``, then sleeping on ``sync[bell]`` with ``sync[sleeps]`` set,
+    which ``_post`` rings. Gives up if ``sync[watch]`` stops being ``expected`` first (no
+    watch if ``watch`` < 0). Returns the nanoseconds waited (0 for a wait of a few
+    pauses), or -1 if given up. The leader waits for the follower's SYNC_DONE,
+    SYNC_SETTLED and SYNC_FREED, given up if SYNC_STOPPED is set; the follower for the
+    leader's next command and for its SYNC_SETTLE and SYNC_FREE, given up if a newer
+    command comes (CMD_EXIT: the leader stopped with an error). Without a clock
+    (``monotonic_ns`` is 0) it only spins."""
+    start = np.int64(0)
+    now = np.int64(0)
+    spins = 0
+    given_up = False
+    while (atomic_load(sync, what) == number) != equal:
+        if watch >= 0 and atomic_load(sync, watch) != expected:
+            given_up = True
             break
-        spin_pause()
+        spins += 1
+        if spins & 15 != 0:
+            spin_pause()
+            continue
+        now = monotonic_ns()
+        if start == 0:
+            start = now
+        elif now - start > _SPIN_NS:
+            ring = atomic_load(sync, bell)
+            atomic_store(sync, sleeps, 1)
+            full_fence()  # the poster sees the flag, or this sees its post
+            if (atomic_load(sync, what) == number) != equal and (watch < 0 or atomic_load(sync, watch) == expected):
+                sleep_while(sync, bell, ring)
+            atomic_store(sync, sleeps, 0)
+    waited = np.int64(-1) if given_up else monotonic_ns() - start if start != 0 else np.int64(0)
     _release(sync)
-    return posted
+    return waited
+
+
+@_inline
+def _post(sync, what, value, sleeps, bell):
+    """``sync[what] = value`` (a release store), and the bell rung if the other thread may
+    be asleep (``_wait_for``)."""
+    atomic_store(sync, what, value)
+    full_fence()
+    if atomic_load(sync, sleeps) != 0:
+        atomic_store(sync, bell, sync[bell] + 1)
+        wake_all(sync, bell)
+    _release(sync)
+
+
+@_inline
+def _post_to_follower(sync, what, value):
+    _post(sync, what, value, SYNC_FOLLOWER_SLEEPS, SYNC_FOLLOWER_BELL)
+
+
+@_inline
+def _post_to_leader(sync, what, value):
+    _post(sync, what, value, SYNC_LEADER_SLEEPS, SYNC_LEADER_BELL)
+
+
+@_inline
+def _leader_waits_for(sync, what, number):
+    """The leader's wait for the follower's post; False if the follower failed. Adds the
+    time waited to SYNC_WAITED, and counts the waits that outlasted the spin (SYNC_BLOCKED)."""
+    waited = _wait_for(sync, what, number, True, SYNC_STOPPED, 0, SYNC_LEADER_SLEEPS, SYNC_LEADER_BELL)
+    if waited < 0:
+        return False
+    sync[SYNC_WAITED] += waited
+    if waited > _SPIN_NS:
+        sync[SYNC_BLOCKED] += 1
+    return True
 
 
 @_inline
 def _command(sync, command, code):
     """Hand the follower command number ``command``: one release store of the word."""
-    atomic_store(sync, SYNC_CMD, (command << 2) | code)
-    _release(sync)
+    _post_to_follower(sync, SYNC_CMD, (command << 2) | code)
+
+
+_SLOW_NS = 500_000  # waits of less than this in a call of run_merges say nothing yet
+
+
+@_njit
+def too_slow(waited, elapsed, share):
+    """Whether a follower that kept the leader waiting ``waited`` ns of ``elapsed`` is
+    too slow to be worth its hand-overs: more than 1/``share`` of the time (never if
+    ``share`` is 0). Alone on a machine the leader waits a few per cent of its time
+    (the classes' walks differ a little); with the follower's CPU taken by other work,
+    most of it."""
+    return share > 0 and waited >= _SLOW_NS and waited * share > elapsed
+
+
+@_njit
+def stop_follower(sync):
+    """Tell the follower to return (CMD_EXIT), from the leader's side: the caller of
+    ``run_merges``, once it has returned."""
+    _command(sync, (sync[SYNC_CMD] >> 2) + 1, CMD_EXIT)
+
+
+@_njit
+def follower_stopped(sync):
+    """Tell the leader that the follower's thread has stopped (SYNC_STOPPED): a leader
+    still waiting for it gives up."""
+    _post_to_leader(sync, SYNC_STOPPED, 1)
 
 
 @_njit
@@ -2087,6 +2310,10 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     pcode = np.full((2, _PAIR_CACHE), -1, dtype=np.int64)
     pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
     restart = False
+    # Hand-overs stop for the rest of the call once the follower has kept this thread
+    # waiting past the spin too often: it is not getting a CPU of its own (``_too_slow``).
+    handing = follower
+    waited, start = sync[SYNC_WAITED], monotonic_ns()
     while steps < max_steps and not restart:
         w = _heap_pop_valid(hocc, htail, hkey, hmeta, kst, kst1, classes)
         if w < 0:
@@ -2102,7 +2329,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         nd = _mark(w, kst, dirty, 0)
         tag = smeta[1]  # this step's tag in the pair-key caches
         smeta[1] = tag + 1
-        parallel = follower and occ0 > 0 and occ1 > 0 and occ0 + occ1 >= parallel_from
+        parallel = handing and occ0 > 0 and occ1 > 0 and occ0 + occ1 >= parallel_from
         # (pvals1 too: it can grow apart from dirty1 in a step on one thread, and class 1's
         # settling writes as many entries of it as dirty1 holds keys)
         if parallel and 4 * occ1 <= min(dirty1.shape[0], pvals1.shape[0]) and 1 + 4 * occ0 <= frees0.shape[0]:
@@ -2115,17 +2342,18 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
             sync[SYNC_WINNER] = w
             sync[SYNC_TAG] = tag
             command = (sync[SYNC_CMD] >> 2) + 1
+            sync[SYNC_HANDED] += 1
             _command(sync, command, CMD_WALK)
             nd, merged, _, _ = _walk_sites(w, tag, False, S, smul, words, slots, meta, kst, finger, dirty, nd, kst,
                                            kst1, classes, free, fmeta, lock, pcode, pkey)
-            atomic_store(sync, SYNC_SETTLE, command)  # class 0's flags are final: class 1 may settle
-            if not _wait_for(sync, SYNC_DONE, command, SYNC_FAILED, 0):
+            _post_to_follower(sync, SYNC_SETTLE, command)  # class 0's flags are final: class 1 may settle
+            if not _leader_waits_for(sync, SYNC_DONE, command):
                 return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
             merged += sync[SYNC_MERGED]
             npush, nfree = _settle_class0(w, dirty, nd, words, slots, kst, kst1, classes, free, fmeta, frees0, True)
             sync[SYNC_FREES] = nfree
-            atomic_store(sync, SYNC_FREE, command)
-            if not _wait_for(sync, SYNC_SETTLED, command, SYNC_FAILED, 0):
+            _post_to_follower(sync, SYNC_FREE, command)
+            if not _leader_waits_for(sync, SYNC_SETTLED, command):
                 return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
             n1 = sync[SYNC_PUSHES]
         else:
@@ -2147,8 +2375,10 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
         smeta[0] += merged
         hocc, htail, hkey = _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes, hocc, htail,
                                          hkey, hmeta)
-        if parallel and not _wait_for(sync, SYNC_FREED, command, SYNC_FAILED, 0):
-            return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+        if parallel:
+            if not _leader_waits_for(sync, SYNC_FREED, command):
+                return FOLLOWER_FAILED, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
+            handing = not too_slow(sync[SYNC_WAITED] - waited, monotonic_ns() - start, sync[SYNC_SLOW_SHARE])
         winners[steps] = w
         steps += 1
         if kst[w, FLAGS] & IN_VOCAB == 0:
@@ -2171,10 +2401,8 @@ def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, d
     pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
     walks = 0
     while True:
+        _wait_for(sync, SYNC_CMD, seen, False, -1, 0, SYNC_FOLLOWER_SLEEPS, SYNC_FOLLOWER_BELL)
         command = atomic_load(sync, SYNC_CMD)
-        if command == seen:
-            spin_pause()
-            continue
         seen = command
         if command & 3 != CMD_WALK:
             return walks
@@ -2183,15 +2411,17 @@ def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, d
         nd, merged, _, _ = _walk_sites(w, tag, False, S, smul, words, slots, meta, kst1, finger1, dirty1, 0, kst,
                                        kst1, 2, free, fmeta, lock, pcode, pkey)
         sync[SYNC_MERGED] = merged
-        atomic_store(sync, SYNC_DONE, number)
-        if not _wait_for(sync, SYNC_SETTLE, number, SYNC_CMD, command):
+        _post_to_leader(sync, SYNC_DONE, number)
+        if _wait_for(sync, SYNC_SETTLE, number, True, SYNC_CMD, command, SYNC_FOLLOWER_SLEEPS,
+                     SYNC_FOLLOWER_BELL) < 0:
             return walks
         sync[SYNC_PUSHES] = _settle_class1(dirty1, nd, pvals1, words, slots, kst, kst1, free, fmeta)
-        atomic_store(sync, SYNC_SETTLED, number)
-        if not _wait_for(sync, SYNC_FREE, number, SYNC_CMD, command):
+        _post_to_leader(sync, SYNC_SETTLED, number)
+        if _wait_for(sync, SYNC_FREE, number, True, SYNC_CMD, command, SYNC_FOLLOWER_SLEEPS,
+                     SYNC_FOLLOWER_BELL) < 0:
             return walks
         _free_rows(words, slots, frees0, sync[SYNC_FREES], free, fmeta)
-        atomic_store(sync, SYNC_FREED, number)
+        _post_to_leader(sync, SYNC_FREED, number)
         walks += 1
 
 

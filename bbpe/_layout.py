@@ -25,25 +25,33 @@ RAISED = 16  # linked into in this step: its heap entry may be too low (``run_me
 NO_WINNER = -1  # no pair occurs twice any more
 NEED_ROWS = -2  # reserve more key rows, then call again
 RESTART = -3  # a step replaced an array the follower shares: start a new follower, call again
-FOLLOWER_FAILED = -4  # the follower stopped with an error (its thread raises it)
+FOLLOWER_FAILED = -4  # the follower stopped before the leader was done (its error is raised)
 
 # The merges on two threads (``run_merges`` leads, ``follow_merges`` follows): the slots
-# are in two classes, each with lists of its own (``kst`` and ``kst1``); ``sync (16,)
+# are in two classes, each with lists of its own (``kst`` and ``kst1``); ``sync (24,)
 # int64`` is how the two threads talk. The leader writes the first cache line, the
-# follower the second.
+# follower the second; the third holds the leader's counts of its hand-overs.
 SYNC_CMD = 0  # (sequence number << 2) | command: the leader's latest command
 SYNC_WINNER = 1  # a WALK's winner
 SYNC_TAG = 2  # its step's tag (the pair-key cache's)
 SYNC_SETTLE = 3  # the last WALK the leader's own class is done with: the follower may settle it
 SYNC_FREE = 4  # the last WALK whose class-0 keys the leader settled: the follower may free them
 SYNC_FREES = 5  # how many (frees0[:n])
+SYNC_LEADER_SLEEPS = 6  # 1 while the leader may be blocked in a wait (``_wait_for``)
+SYNC_FOLLOWER_BELL = 7  # rung (incremented, then woken) when the follower may be blocked
 SYNC_DONE = 8  # the last WALK the follower applied
 SYNC_MERGED = 9  # the slots it merged away there
 SYNC_SETTLED = 10  # the last WALK whose keys it settled
 SYNC_PUSHES = 11  # the keys it left for the heap then (dirty1[:n], with pvals1[:n])
-SYNC_FAILED = 12  # set by the follower's thread when it stopped with an error
+SYNC_STOPPED = 12  # set by the follower's thread when it stops (the leader's waits give up)
 SYNC_FREED = 13  # the last WALK whose class-0 rows it freed
-SYNC_SIZE = 16
+SYNC_FOLLOWER_SLEEPS = 14  # 1 while the follower may be blocked in a wait
+SYNC_LEADER_BELL = 15  # rung when the leader may be blocked
+SYNC_HANDED = 16  # steps the leader has handed to the follower, in all calls
+SYNC_BLOCKED = 17  # of the leader's waits for the follower, those that outlasted the spin
+SYNC_WAITED = 18  # nanoseconds the leader has waited for the follower, in all calls
+SYNC_SLOW_SHARE = 19  # the follower is too slow once the leader waits 1/this of its time (0: never)
+SYNC_SIZE = 24
 CMD_WALK = 1  # apply SYNC_WINNER at its sites of class 1, then settle the keys that changed
 CMD_EXIT = 2  # return
 

@@ -211,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         message = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
         print(f"bbpe: error: {message}", file=sys.stderr)
         return 1
+    except MemoryError as err:  # outside training, which says more (InsufficientMemoryError)
+        print(f"bbpe: error: memory ran out ({type(err).__name__}: {err})", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     return 0

@@ -23,8 +23,8 @@ figures).
 from __future__ import annotations
 
 import bisect
-import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -36,7 +36,7 @@ from ._compiled import kernels as K
 from ._threads import on_threads, pipelined
 from .corpus import BackwardBlocks
 from .progress import ProgressFn
-from .resources import cpu_quota
+from .resources import training_threads
 from .vocab import KEY_BYTES, key_matrix
 
 
@@ -310,23 +310,6 @@ class ScannedTypes:
                 K.layout_types_backward(store.ttoks, store.tstart, store.number, self.rowmaps[i], bases, S)
 
         on_threads(lay_out, len(self.stores))
-
-
-def training_threads() -> int:
-    """Threads for training (the scan, the count, the first pass, the merges, the stored
-    encodings): ``BBPE_THREADS`` if it is set, else the CPUs this process may run on and
-    its cgroup's CPU quota allow (``resources.cpu_quota``), at most 4."""
-    value = os.environ.get("BBPE_THREADS", "")
-    if value:
-        if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"BBPE_THREADS must be a whole number of threads, 1 or more; got {value!r}")
-        return int(value)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    quota = cpu_quota()
-    return max(1, min(4, cpus, quota or cpus))
 
 
 def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn | None = None,
@@ -673,6 +656,33 @@ _NO_CLASS_1 = (np.zeros((1, 4), dtype=np.int32), np.zeros(1, dtype=np.int32), np
                np.zeros(1, dtype=np.int32))
 
 
+class _Bench:
+    """When the merges' follower sits out. A call of the merge kernel in which the
+    follower kept the leader waiting a quarter of the time or more (``too_slow``: its CPU
+    is taken by other work, another training, a busy process) is followed by calls
+    without it, twice as many each time it is found slow again, up to ``most``; a call
+    in which it kept up brings it back to ``first``. So a loaded machine costs a few
+    slow hand-overs per try, an idle one nothing, and a load that goes away gives the
+    thread back."""
+
+    def __init__(self, first: int, most: int) -> None:
+        self.first, self.most = first, most
+        self.length = first  # calls it sits out when next found slow
+        self.left = 0  # calls it still sits out
+
+    def follower_plays(self) -> bool:
+        if self.left:
+            self.left -= 1
+            return False
+        return True
+
+    def played(self, too_slow: bool) -> None:
+        if too_slow:
+            self.left, self.length = self.length, min(2 * self.length, self.most)
+        else:
+            self.length = self.first
+
+
 class Merger:
     """The incremental state: slots, occurrence lists, the heap; ``merges`` drives it.
 
@@ -686,6 +696,9 @@ class Merger:
     HEAP_SPARE = 1024  # the heap starts with room for two entries per live key, plus this
     FOLLOWER = True  # with two classes, use the follower (tests turn it off)
     PARALLEL_FROM = 32  # a step goes to both threads from this many occurrences of its winner
+    SLOW_SHARE = 4  # the follower is too slow once the leader waits 1/this of its time (``too_slow``; 0: never)
+    BENCH_FIRST = 2  # calls without the follower after one in which it was too slow (``_Bench``)
+    BENCH_MOST = 64  # at most this many in a row
 
     def __init__(self, first: FirstPass) -> None:
         """The state after ``first.run()``, which linked the lists when it found a winner."""
@@ -713,6 +726,7 @@ class Merger:
             # class 0's keys whose rows the follower frees
             self.frees0 = np.empty(4 * int(kst[: keys.nkeys, L.OCC].max(initial=0)) + 1024, dtype=np.int32)
         self.sync = np.zeros(L.SYNC_SIZE, dtype=np.int64)  # how the kernel and its follower talk
+        self.sync[L.SYNC_SLOW_SHARE] = self.SLOW_SHARE
         self.lock = np.zeros(1, dtype=np.int64)  # held while either of them makes a key
 
     def _heap_arrays(self, capacity: int) -> None:
@@ -733,10 +747,18 @@ class Merger:
         winners = np.empty(self.STEPS_PER_CALL, dtype=np.int32)
         done = 0
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
+        if progress:
+            progress("merge", 0, total)
         threaded = self.classes == 2 and self.FOLLOWER and training_threads() > 1
+        bench = _Bench(self.BENCH_FIRST, self.BENCH_MOST)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-merges") if threaded else nullcontext() as pool:
             while size < limit:
-                status, steps, size = self._run(winners, size, limit, pool)
+                with_follower = pool is not None and bench.follower_plays()
+                waited, start = int(self.sync[L.SYNC_WAITED]), time.perf_counter_ns()
+                status, steps, size = self._run(winners, size, limit, pool if with_follower else None)
+                if with_follower:
+                    bench.played(K.too_slow(int(self.sync[L.SYNC_WAITED]) - waited, time.perf_counter_ns() - start,
+                                            self.SLOW_SHARE))
                 raw, lens = keys.rows(winners[:steps])
                 yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
                 done += steps
@@ -760,6 +782,7 @@ class Merger:
         free = keys.per_key("free", np.int32)
         follower = None
         if pool is not None:
+            self.sync[L.SYNC_STOPPED] = 0
             follower = pool.submit(self._follow, int(self.sync[L.SYNC_CMD]), keys.slots, kst, kst1, finger1,
                                    self.dirty1, self.pvals1, free)
         try:
@@ -771,22 +794,22 @@ class Merger:
                 follower is not None, self.PARALLEL_FROM)
         finally:
             if follower is not None:
-                # one store of the command word: the follower sees all of it or nothing
-                self.sync[L.SYNC_CMD] = (((int(self.sync[L.SYNC_CMD]) >> 2) + 1) << 2) | L.CMD_EXIT
+                K.stop_follower(self.sync)  # wakes it if it sleeps
                 follower.result()  # its error, if it had one
+        if status == L.FOLLOWER_FAILED:  # and it had none
+            raise RuntimeError("bbpe: the merges' follower stopped before the leader was done")
         return status, steps, size
 
     def _follow(self, seen: int, slots: np.ndarray, kst: np.ndarray, kst1: np.ndarray, finger1: np.ndarray,
                 dirty1: np.ndarray, pvals1: np.ndarray, free: np.ndarray) -> None:
-        """The follower (``follow_merges``) on the arrays the kernel gets; if it fails,
-        the kernel is told so first."""
+        """The follower (``follow_merges``) on the arrays the kernel gets; once it stops,
+        for whatever reason, the kernel is told so (a kernel still waiting for it gives up)."""
         keys = self.keys
         try:
             K.follow_merges(seen, self.sync, self.S, self.smul, keys.words, slots, keys.meta, kst, kst1, finger1,
                             dirty1, pvals1, self.frees0, free, self.fmeta, self.lock)
-        except BaseException:
-            self.sync[L.SYNC_FAILED] = 1
-            raise
+        finally:
+            K.follower_stopped(self.sync)
 
     def _compact(self) -> None:
         """Drop the slots merged away: less memory, denser walks."""

@@ -1,21 +1,65 @@
-"""How much memory training will need, and how much there is: fail early, not in the OOM killer.
+"""What training may use of the machine: threads, and memory (fail early, not in the OOM
+killer; and if memory runs out all the same, say so in one line).
 
-The estimate comes from measured peaks (docs/training.md): a fixed cost (Python, numpy and
-bbpe: about 60 MB with the kernels compiled ahead of time, 170 MB when numba's JIT and its
-LLVM run them) plus at most 14 bytes per corpus byte (zh-large at vocab 32000 needed about
-9; English needs far less, since its distinct segments repeat).
+The memory estimate comes from measured peaks (docs/training.md): a fixed cost (Python,
+numpy and bbpe: about 60 MB with the kernels compiled ahead of time, 170 MB when numba's
+JIT and its LLVM run them) plus at most 14 bytes per corpus byte (zh-large at vocab 32000
+needed about 9; English needs far less, since its distinct segments repeat). An
+address-space limit (``ulimit -v``, RLIMIT_AS) counts what is reserved, not what is
+touched: about 140 MB for Python and numpy, and for each thread its stack and the 64 MB
+that glibc's malloc reserves for a thread's arena (zh-large at 32000: 823 MB of address
+space at a 297 MB peak RSS).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
+import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .errors import InsufficientMemoryError
 
 FIXED_BYTES = 60 << 20
 FIXED_BYTES_JIT = 170 << 20
 BYTES_PER_CORPUS_BYTE = 14
+FIXED_ADDRESS_SPACE = 160 << 20  # Python, numpy, bbpe and its kernels, mapped
+ARENA_BYTES = 64 << 20  # what glibc's malloc reserves for a thread's own arena (HEAP_MAX_SIZE)
+MAX_THREADS = 4
+
+
+def training_threads() -> int:
+    """Threads for training (the scan, the count, the first pass, the merges, the stored
+    encodings): ``BBPE_THREADS`` if it is set, else the CPUs this process may run on and
+    its cgroup's CPU quota allow (``cpu_quota``), at most 4. Where the work is shared by
+    threads that hand over to each other (the merges), it goes back to one thread while
+    the other is not getting a CPU (``engine.Merger``)."""
+    value = os.environ.get("BBPE_THREADS", "")
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"BBPE_THREADS must be a whole number of threads, 1 or more; got {value!r}")
+        return int(value)
+    return min(MAX_THREADS, usable_cpus(cpu_quota))
+
+
+def usable_cpus(quota: Callable[[], int | None] | None = None) -> int:
+    """The CPUs this process may run on (its affinity) that its cgroup's CPU quota lets it
+    use: a thread beyond them only waits for a CPU. The quota is read once per process
+    (``encode_batch`` asks on every call; reading it takes about 90 µs), unless
+    ``quota`` is given (``training_threads`` reads it afresh)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    limit = (quota or _process_cpu_quota)()
+    return max(1, min(cpus, limit or cpus))
+
+
+@functools.cache
+def _process_cpu_quota() -> int | None:
+    return cpu_quota()
 
 
 def training_estimate(corpus_bytes: int, gbk: bool = False) -> int:
@@ -79,16 +123,119 @@ def _read(path: str) -> str:
         return f.read().strip()
 
 
+def address_space_estimate(corpus_bytes: int, gbk: bool = False, threads: int = 1) -> int:
+    """Address space a training run on ``threads`` threads may reserve: what it touches,
+    plus Python's and numpy's mappings, plus a stack and a malloc arena for each thread
+    it starts (the training threads, the pools beside them; measured: zh-large on two
+    threads 823 MB, en-large 682 MB, mixed 598 MB, tang300 on one thread 306 MB)."""
+    stack = _soft_limit("RLIMIT_STACK") or 8 << 20
+    started = threads + 3 if threads > 1 else 2
+    return FIXED_ADDRESS_SPACE + training_estimate(corpus_bytes, gbk) - FIXED_BYTES + started * (stack + ARENA_BYTES)
+
+
+def address_space_room() -> tuple[int, int] | None:
+    """(bytes of address space this process may still map, its limit) under its
+    RLIMIT_AS (``ulimit -v``); None without such a limit."""
+    limit = _soft_limit("RLIMIT_AS")
+    if limit is None:
+        return None
+    return limit - _status_bytes("VmSize"), limit
+
+
+def _soft_limit(name: str) -> int | None:
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    soft = resource.getrlimit(getattr(resource, name))[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _status_bytes(field: str) -> int:
+    """A field of /proc/self/status in bytes (0 where there is no such file)."""
+    try:
+        for line in _read("/proc/self/status").splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False) -> None:
-    """Raise InsufficientMemoryError if training on this corpus would likely not fit."""
+    """Raise InsufficientMemoryError if training on this corpus would likely not fit in
+    the memory available or in the process's address-space limit."""
+    mb = 2**20
     need = training_estimate(corpus_bytes, gbk)
     have = available_memory()
     if have is not None and need > have:
         raise InsufficientMemoryError(
-            f"{name}: training on {corpus_bytes / 2**20:,.0f} MB may need up to {need / 2**20:,.0f} MB of memory "
-            f"and {have / 2**20:,.0f} MB are available; to try anyway, pass memory_check=False "
+            f"{name}: training on {corpus_bytes / mb:,.0f} MB may need up to {need / mb:,.0f} MB of memory "
+            f"and {have / mb:,.0f} MB are available; to try anyway, pass memory_check=False "
             "(bbpe train --no-memory-check)")
+    room = address_space_room()
+    if room is not None:
+        from .corpus import MIN_PART_BYTES  # a smaller corpus is read on one thread
 
+        threads = training_threads() if corpus_bytes >= MIN_PART_BYTES else 1
+        reserve = address_space_estimate(corpus_bytes, gbk, threads) - _status_bytes("VmSize")
+        if reserve > room[0]:
+            hint = "BBPE_THREADS=1 needs less, " if threads > 1 else ""
+            raise InsufficientMemoryError(
+                f"{name}: training on {corpus_bytes / mb:,.0f} MB on {threads} thread(s) may reserve up to "
+                f"{reserve / mb:,.0f} MB more of address space and the process's limit (ulimit -v, "
+                f"{room[1] / mb:,.0f} MB) leaves {max(room[0], 0) / mb:,.0f} MB; {hint}to try anyway, pass "
+                "memory_check=False (bbpe train --no-memory-check)")
+
+
+_STAGE_NAMES = {"read": "reading the corpus", "scan": "scanning the corpus", "count": "counting pairs",
+                "merge": "merging", "vocabulary": "building the vocabulary",
+                "encode": "encoding the training texts"}
+
+
+class MemoryGuard:
+    """Turns a MemoryError (or a thread that could not get its stack) in a training run
+    into bbpe's ``InsufficientMemoryError``, whose one line says at which stage memory ran
+    out and how much the failed allocation asked for (``with guard.watching():``).
+
+    ``report`` is the run's progress callback (or None), which the guard wraps to learn
+    the stage: ``guard.progress`` goes to the trainer, ``guard.stage(name)`` marks the
+    stages that report no progress.
+    """
+
+    def __init__(self, name: str, report: Callable[[str, int, int], None] | None) -> None:
+        self.name = name
+        self.current = "read"
+        self._report = report
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        self.current = stage
+        if self._report is not None:
+            self._report(stage, done, total)
+
+    def stage(self, name: str) -> None:
+        self.current = name
+
+    @contextmanager
+    def watching(self) -> Iterator[MemoryGuard]:
+        try:
+            yield self
+        except InsufficientMemoryError:
+            raise
+        except MemoryError as err:
+            size = getattr(err, "_total_size", None)  # numpy's _ArrayMemoryError knows it
+            raise self._error(f"an allocation of {size / 2**20:,.1f} MB failed" if size else
+                              "an allocation failed") from err
+        except RuntimeError as err:
+            if "can't start new thread" not in str(err):
+                raise
+            raise self._error("a new thread's stack could not be mapped") from err
+
+    def _error(self, what: str) -> InsufficientMemoryError:
+        room = address_space_room()
+        limit = f"; the address-space limit (ulimit -v) is {room[1] / 2**20:,.0f} MB" if room else ""
+        stage = _STAGE_NAMES.get(self.current, self.current)
+        return InsufficientMemoryError(f"{self.name}: memory ran out while {stage} ({what}{limit})")
 
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number

@@ -28,13 +28,24 @@ from .corpus import Corpus, block_lines, split_lines
 from .errors import UnknownIdError
 from .gbk import gbk_to_utf8, utf8_to_gbk
 from .progress import ProgressFn, progress_callback
-from .resources import check_training_memory
+from .resources import MemoryGuard, check_training_memory, training_threads, usable_cpus
 from .trainenc import encoded_blocks
 from .vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
-# a str, not a pathlib.Path: importing pathlib costs every start 2-3 ms
-DEFAULT_CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tang300.txt")
+
+
+def _default_corpus() -> str:
+    """The bundled Tang poems: ``bbpe/data`` in an installed copy (setup.py ships the
+    top-level ``data/`` there), the checkout's ``data/`` when run from the source tree.
+    A str, not a pathlib.Path: importing pathlib costs every start 2-3 ms."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "data", "tang300.txt")
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "tang300.txt")
+    return checkout if not os.path.exists(installed) and os.path.exists(checkout) else installed
+
+
+DEFAULT_CORPUS = _default_corpus()
 
 
 class Tokenizer(TokenizerBase):
@@ -193,21 +204,25 @@ class Tokenizer(TokenizerBase):
     @classmethod
     def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
                progress: bool | ProgressFn, output: str | os.PathLike[str] | None) -> Tokenizer:
-        from .engine import training_threads
         from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
 
         vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
         report, done = progress_callback(progress)
         try:
-            threads = training_threads()
-            first, *rest = source.training_parts(threads)
-            keys = train_vocabulary(first, vocab_size, progress=report, size_hint=source.size, parts=rest)
-            tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
-            if output is None:
-                tok._encode_training_texts(source, reference=not lossless_encodings, progress=report, threads=threads)
-            else:
-                tok._save_training_texts(output, source, reference=not lossless_encodings, progress=report,
-                                         threads=threads)
+            with MemoryGuard(source.name, report).watching() as guard:
+                threads = training_threads()
+                first, *rest = source.training_parts(threads)
+                guard.stage("scan")
+                keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest)
+                guard.stage("vocabulary")
+                tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
+                guard.stage("encode")
+                if output is None:
+                    tok._encode_training_texts(source, reference=not lossless_encodings, progress=guard.progress,
+                                               threads=threads)
+                else:
+                    tok._save_training_texts(output, source, reference=not lossless_encodings,
+                                             progress=guard.progress, threads=threads)
         finally:
             done()
         return tok
@@ -245,8 +260,10 @@ class Tokenizer(TokenizerBase):
 
     def encode_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None, gbk: bool = False,
                      bug_compat: bool | None = None, out: str = "list") -> list[list[int]] | list[np.ndarray]:
-        """Encode many texts on ``num_threads`` threads (default: every core); the GIL is
-        released while encoding. Returns one list (or uint32 array) per text, in order."""
+        """Encode many texts on ``num_threads`` threads (default: every CPU this process
+        may use, ``resources.usable_cpus``); the GIL is released while encoding, and the
+        texts go to the threads in slices as each is free, so a thread slowed by other
+        work takes fewer. Returns one list (or uint32 array) per text, in order."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
         if gbk:
@@ -255,7 +272,7 @@ class Tokenizer(TokenizerBase):
             data = texts if type(texts) is list else list(texts)
             if not plain_texts(data):
                 data = [t if type(t) in (str, bytes) else bytes(t) for t in data]
-        threads = max(1, min(num_threads or os.cpu_count() or 1, len(data) or 1))
+        threads = max(1, min(num_threads or usable_cpus(), len(data) or 1))
         work = self._many_encoder(out)
         if threads == 1:
             return work(data, compat)

@@ -56,10 +56,10 @@ def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
     streamed = seed % 2 == 1
     if streamed:
         from bbpe import corpus as corpus_module
-        from bbpe import engine, trainenc
+        from bbpe import trainenc
 
         monkeypatch.setattr(corpus_module, "MIN_PART_BYTES", 64)
-        monkeypatch.setattr(engine, "training_threads", lambda: 3)
+        monkeypatch.setenv("BBPE_THREADS", "3")
         monkeypatch.setattr(trainenc, "BLOCK_BYTES", 64)
     rng = random.Random(seed)
     gbk = seed % 10 == 9

@@ -1,0 +1,44 @@
+"""Contracts that drift silently unless something checks them: the codec's type stub
+against the compiled module (mypy's stubtest), and the linters on the Python and Cython
+sources. Each runs the tool as a user would; the test extra installs them, pinned."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, TESTS
+
+CYTHON_SOURCES = ["bbpe/codec.pyx", "bbpe/codec.pxd", "examples/cython_consumer/cython_consumer/_batch.pyx"]
+
+
+def _needs(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed (pip install '.[test]' installs it)")
+
+
+def test_the_codec_stub_matches_the_compiled_module(tmp_path):
+    """bbpe/codec.pyi declares every public name of bbpe.codec with the runtime's
+    signatures (the installed copy, run from elsewhere than the source tree)."""
+    _needs("mypy")
+    proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "bbpe.codec", "--allowlist",
+                           str(TESTS / "stubtest_allowlist.txt")],
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_is_clean():
+    _needs("ruff")
+    ruff = shutil.which("ruff") or pytest.skip("the ruff command is not on PATH")
+    proc = subprocess.run([ruff, "check", "--no-cache", "."], capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_cython_lint_is_clean():
+    _needs("cython_lint")
+    lint = shutil.which("cython-lint") or pytest.skip("the cython-lint command is not on PATH")
+    proc = subprocess.run([lint, *CYTHON_SOURCES], capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
