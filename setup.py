@@ -3,7 +3,7 @@ shipped inside the package as bbpe/data.
 
 Compiler directives are set here, once. BBPE_DEBUG=1 turns bounds and initialisation
 checks back on for a debug build (``BBPE_DEBUG=1 pip install -e .``). The kernels are
-compiled by numba's pycc (``bbpe/_aot.py``, about 15 s); BBPE_NO_AOT=1 skips that, and a
+compiled by numba's pycc (``bbpe/xbbpe/kernels/aot.py``, a few minutes); BBPE_NO_AOT=1 skips that, and a
 failure only warns: training then compiles them with numba's JIT on first use.
 """
 
@@ -42,9 +42,10 @@ class build_ext_and_kernels(build_ext):
         if os.environ.get("BBPE_NO_AOT", "") not in ("", "0"):
             return
         here = os.path.dirname(os.path.abspath(__file__))
-        package_dir = os.path.join(here, "bbpe")
-        output_dir = package_dir if self.inplace else os.path.join(os.path.abspath(self.build_lib), "bbpe")
-        spec = importlib.util.spec_from_file_location("_bbpe_aot_build", os.path.join(package_dir, "_aot.py"))
+        kernels = os.path.join("bbpe", "xbbpe", "kernels")
+        package_dir = os.path.join(here, kernels)
+        output_dir = package_dir if self.inplace else os.path.join(os.path.abspath(self.build_lib), kernels)
+        spec = importlib.util.spec_from_file_location("_bbpe_aot_build", os.path.join(package_dir, "aot.py"))
         aot = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(aot)
@@ -57,10 +58,11 @@ class build_ext_and_kernels(build_ext):
 
 setup(
     cmdclass={"build_ext": build_ext_and_kernels},
-    packages=["bbpe", "bbpe.data"],
+    packages=["bbpe", "bbpe.common", "bbpe.xbbpe", "bbpe.xbbpe.engine", "bbpe.xbbpe.kernels", "bbpe.data"],
     package_dir={"bbpe": "bbpe", "bbpe.data": "data"},
     package_data={
-        "bbpe": ["*.pxd", "*.pyi", "py.typed", "_umap_buckets.txt", "include/*.h"],
+        "bbpe": ["*.pxd", "*.pyi", "py.typed", "include/*.h"],
+        "bbpe.xbbpe": ["map_order_buckets.txt"],
         "bbpe.data": ["*.txt", "*.md"],
     },
     include_package_data=False,  # only the package_data above: not the generated codec.c

@@ -23,12 +23,13 @@ from typing import BinaryIO
 # nothing heavy until used, so this module runs first under ``bbpe`` and ``python -m bbpe``).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from . import __version__, binfile
-from .corpus import read_chunks, split_lines, windows_text
+from . import __version__
+from .common.corpus import read_chunks, split_lines, windows_text
+from .common.gbk import gbk_line_problem
+from .common.resources import fix_mmap_threshold
 from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError
-from .gbk import gbk_line_problem
-from .resources import fix_mmap_threshold
 from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
+from .xbbpe import binfile
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
 

@@ -10,6 +10,10 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 cdef enum:
+    # The layout of the structs and the functions' signatures below, as this file declares
+    # them: compiled into a consumer, compared with the installed codec's by bbpe_check_abi.
+    # Bumped (with BBPE_CAPI_VERSION in bbpe.h) on any change to them.
+    BBPE_ABI_VERSION = 1
     BBPE_KEY_BYTES = 24            # sizeof(WordIdKey::idKey)
     BBPE_BUG_COMPAT = 1            # flag: reproduce the reference's lossy encoding (Q14, Q20.1)
     BBPE_ERR_CAPACITY = -1         # the output buffer is too small
@@ -77,6 +81,20 @@ cdef int64_t bbpe_stream_flush(bbpe_stream* state, uint8_t* dst, size_t cap) noe
 
 # Id of a key (any bytes, n <= 24), or -1.
 cdef int64_t bbpe_lookup(const bbpe_model* model, const uint8_t* key, size_t n) noexcept nogil
+
+# The BBPE_ABI_VERSION the installed codec was compiled with.
+cdef int bbpe_abi_version() noexcept nogil
+
+
+# Call once, at your module's import, before any of the above: raises ImportError if the
+# installed bbpe's codec has another ABI than the codec.pxd this module was compiled with
+# (rebuild your module against the installed bbpe then).
+cdef inline int bbpe_check_abi() except -1:
+    cdef int installed = bbpe_abi_version()
+    if installed != BBPE_ABI_VERSION:
+        raise ImportError(f"bbpe's codec has ABI version {installed}; this module was compiled against "
+                          f"version {BBPE_ABI_VERSION}: rebuild it against the installed bbpe")
+    return 0
 
 
 cdef class Model:

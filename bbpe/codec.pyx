@@ -65,7 +65,7 @@ cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-siz
 
 cdef inline size_t _char_len(uint8_t lead) noexcept nogil:
     # GetWordSize (Q2): the lead byte alone decides; 80-BF and F8-FF are 1-byte chars. Its
-    # twin for numba is _kernels.char_len: a 256-entry table shared by both measured 5-7%
+    # twin for numba is bbpe.xbbpe.kernels.text.char_len: a 256-entry table shared by both measured 5-7%
     # slower here (a load in the chain of char positions; these branches predict well)
     if lead < 0x80:
         return 1
@@ -152,6 +152,10 @@ cdef inline uint64_t _fnv(uint64_t h, const uint8_t* p, size_t n) noexcept nogil
     for i in range(n):
         h = (h ^ p[i]) * _FNV_PRIME
     return h
+
+
+cdef int bbpe_abi_version() noexcept nogil:
+    return BBPE_ABI_VERSION
 
 
 cdef int64_t bbpe_lookup(const bbpe_model* model, const uint8_t* key, size_t n) noexcept nogil:

@@ -1,7 +1,8 @@
 """``Tokenizer``: a trained XBBPE vocabulary that encodes, decodes, loads and saves ``.bin`` files.
 
-A thin facade: training lives in ``train.py``, the codec in ``codec.pyx``, the file format
-in ``binfile.py``. Importing this module does not import numba; only training does.
+A thin facade: training is ``xbbpe.pipeline`` (handed the corpus once), the codec
+``codec.pyx``, the file format ``xbbpe.binfile``. Importing this module does not import
+numba; only training does.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from itertools import pairwise
 
 import numpy as np
 
-from . import binfile
-
 try:
     from .codec import Model, StreamDecoder, TokenizerBase, plain_texts
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
@@ -24,13 +23,14 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         f"bbpe's compiled codec is missing from {os.path.dirname(__file__)}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
-from .corpus import Corpus, block_lines, split_lines
+from .common.corpus import Corpus, block_lines, split_lines
+from .common.gbk import gbk_to_utf8, utf8_to_gbk
+from .common.progress import ProgressFn
+from .common.resources import usable_cpus
 from .errors import UnknownIdError
-from .gbk import gbk_to_utf8, utf8_to_gbk
-from .progress import ProgressFn, progress_callback
-from .resources import MemoryGuard, check_training_memory, training_threads, usable_cpus
-from .trainenc import encoded_blocks
-from .vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
+from .xbbpe import binfile, pipeline
+from .xbbpe.pipeline import id_dtype
+from .xbbpe.vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
 
@@ -76,16 +76,19 @@ class Tokenizer(TokenizerBase):
         ``record_order`` is the order of the ids in a saved ``.bin`` (default: by id);
         ``train_encodings`` are the stored training encodings.
         """
-        self._keys = [bytes(k) for k in keys]
-        rows, lens = key_matrix(self._keys)
-        self._model = Model(rows.tobytes(), lens.tobytes())
-        n = len(self._keys)
+        keys = [bytes(k) for k in keys]
+        rows, lens = key_matrix(keys)
+        self._adopt(keys, Model(rows.tobytes(), lens.tobytes()), record_order, bug_compat)
+        self._set_train_encodings(train_encodings)
+
+    def _adopt(self, keys: list[bytes], model: Model, record_order: Sequence[int] | np.ndarray | None,
+               bug_compat: bool) -> None:
+        """Take these keys (id order) and their codec model as this tokenizer's."""
+        n = len(keys)
         order = np.arange(n) if record_order is None else np.asarray(record_order, dtype=np.int64)
         if not np.array_equal(np.sort(order), np.arange(n)):
             raise ValueError("record_order must hold every id exactly once")
-        self._record_order = order
-        self._set_train_encodings(train_encodings)
-        self.bug_compat = bug_compat
+        self._keys, self._model, self._record_order, self.bug_compat = keys, model, order, bug_compat
 
     def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
         arrays = [np.asarray(e, dtype=np.int64) for e in encodings]
@@ -96,7 +99,7 @@ class Tokenizer(TokenizerBase):
     def _set_encoding_arrays(self, lengths: np.ndarray, ids: np.ndarray) -> None:
         """Store encodings as offsets + ids in the smallest dtype that holds every id."""
         self._enc_offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
-        self._enc_ids = ids.astype(_id_dtype(len(self._keys)), copy=False)
+        self._enc_ids = ids.astype(id_dtype(len(self._keys)), copy=False)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, bug_compat: bool = False) -> Tokenizer:
@@ -125,12 +128,7 @@ class Tokenizer(TokenizerBase):
 
     def _records(self) -> np.ndarray:
         """The vocabulary records of the ``.bin``, in file order."""
-        rows, lens = key_matrix(self._keys)
-        records = np.zeros(len(self._keys), dtype=binfile.RECORD)
-        records["key"] = rows[self._record_order]
-        records["len"] = lens[self._record_order]
-        records["id"] = self._record_order
-        return records
+        return binfile.records(self._keys, self._record_order)
 
     @classmethod
     def train(
@@ -171,10 +169,8 @@ class Tokenizer(TokenizerBase):
         """
         path = DEFAULT_CORPUS if corpus_path is None else corpus_path
         source = Corpus.from_file(path, gbk=gbk, missing_is_empty=bug_compat, windows=windows_text, strict=strict)
-        if memory_check:
-            check_training_memory(source.name, source.size, gbk)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress, output=output)
+                          progress=progress, output=output, memory_check=memory_check)
 
     @classmethod
     def train_from_iterator(
@@ -203,49 +199,19 @@ class Tokenizer(TokenizerBase):
 
     @classmethod
     def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
-               progress: bool | ProgressFn, output: str | os.PathLike[str] | None) -> Tokenizer:
-        from .train import check_vocab_size, record_order, train_vocabulary  # numba loads here
-
-        vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
-        report, done = progress_callback(progress)
-        try:
-            with MemoryGuard(source.name, report).watching() as guard:
-                threads = training_threads()
-                first, *rest = source.training_parts(threads)
-                guard.stage("scan")
-                keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest)
-                guard.stage("vocabulary")
-                tok = cls(keys, record_order=record_order(keys), bug_compat=bug_compat)
-                guard.stage("encode")
-                if output is None:
-                    tok._encode_training_texts(source, reference=not lossless_encodings, progress=guard.progress,
-                                               threads=threads)
-                else:
-                    tok._save_training_texts(output, source, reference=not lossless_encodings,
-                                             progress=guard.progress, threads=threads)
-        finally:
-            done()
+               progress: bool | ProgressFn, output: str | os.PathLike[str] | None,
+               memory_check: bool = False) -> Tokenizer:
+        """The training pipeline (``xbbpe.pipeline``) on ``source``, once; its model becomes
+        this tokenizer."""
+        trained = pipeline.train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
+                                 progress=progress, output=output, memory_check=memory_check)
+        tok = cls.__new__(cls)  # the model is built: adopted, not built again
+        tok._adopt(trained.keys, trained.model, trained.record_order, bug_compat)
+        if trained.ids is None:
+            tok._set_train_encodings(())
+        else:
+            tok._set_encoding_arrays(trained.lengths, trained.ids)
         return tok
-
-    def _encode_training_texts(self, source: Corpus, *, reference: bool, progress: ProgressFn | None,
-                               threads: int = 2) -> None:
-        """Q18: the stored encodings are Encode() of every text with the final vocabulary."""
-        dtype = _id_dtype(len(self._keys))
-        lengths: list[np.ndarray] = []
-        ids: list[np.ndarray] = []
-        for block in encoded_blocks(source, self._model, reference=reference, interleaved=False, threads=threads,
-                                    progress=progress):
-            lengths.append(block.lengths.copy())  # copies: the block's buffers are reused
-            ids.append(block.ids.astype(dtype))
-        self._set_encoding_arrays(_concatenate_freeing(lengths, np.int64), _concatenate_freeing(ids, dtype))
-
-    def _save_training_texts(self, path: str | os.PathLike[str], source: Corpus, *, reference: bool,
-                             progress: ProgressFn | None, threads: int = 2) -> None:
-        """Write the ``.bin`` with the stored encodings of ``source`` as they are made, none
-        kept (``Tokenizer.train(output=...)``)."""
-        blocks = encoded_blocks(source, self._model, reference=reference, interleaved=True, threads=threads,
-                                progress=progress)
-        binfile.write_bin_streamed(path, self._records(), ((block.texts, block.ids) for block in blocks))
 
     # ------------------------------------------------------------------ encoding
 
@@ -447,22 +413,3 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 def _check_out(out: str) -> None:
     if out not in ("list", "numpy"):
         raise ValueError(f"out must be 'list' or 'numpy', got {out!r}")
-
-
-def _concatenate_freeing(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    """``np.concatenate(parts)``, emptying ``parts`` as it goes: each part is freed once it is
-    copied, so the copy and the parts are never both whole in memory (np.concatenate would
-    hold the stored encodings twice at the end of training)."""
-    out = np.empty(sum(part.shape[0] for part in parts), dtype=dtype)
-    at = 0
-    parts.reverse()
-    while parts:
-        part = parts.pop()
-        out[at : at + part.shape[0]] = part
-        at += part.shape[0]
-    return out
-
-
-def _id_dtype(n_keys: int) -> type:
-    """The smallest dtype for ids 0..n_keys-1."""
-    return np.uint16 if n_keys <= 1 << 16 else np.int32 if n_keys <= 1 << 31 else np.int64

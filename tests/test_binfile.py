@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bbpe
-from bbpe.binfile import RECORD, _first_repeat, parse_bin
+from bbpe.xbbpe.binfile import RECORD, _first_repeat, parse_bin
 
 SMALL = DATA / "golden" / "song100_v800.bin"
 
@@ -166,7 +166,8 @@ def test_training_straight_into_the_file(tmp_path, monkeypatch, mode):
     """``output=``: the .bin written while the encodings are made (in small blocks here,
     so that buffers are reused many times) is the one ``save`` writes, in every reading
     mode; the tokenizer keeps no encodings, and the file counts them."""
-    from bbpe import binfile, trainenc
+    from bbpe.xbbpe import binfile
+    from bbpe.xbbpe import encodings as trainenc
 
     monkeypatch.setattr(trainenc, "BLOCK_BYTES", 50)
     lines = ["天地一人，天地二人", "", "床前明月光 abc<P>x", "天地一人\r", "", "", "天地二人"] * 9
@@ -194,7 +195,8 @@ def test_a_streamed_file_goes_to_disk_as_it_grows(tmp_path, monkeypatch, result)
     (``_Writeback``): stretches in order, each from where the last ended; if the kernel
     refuses (-1: a filesystem without ``sync_file_range``), it is not asked again. The file
     is the same either way."""
-    from bbpe import binfile, trainenc
+    from bbpe.xbbpe import binfile
+    from bbpe.xbbpe import encodings as trainenc
 
     monkeypatch.setattr(trainenc, "BLOCK_BYTES", 50)
     monkeypatch.setattr(binfile._Writeback, "STEP", 1)
@@ -221,7 +223,7 @@ def test_a_streamed_file_goes_to_disk_as_it_grows(tmp_path, monkeypatch, result)
 
 
 def test_writeback_is_the_kernels_where_there_is_one():
-    from bbpe import binfile
+    from bbpe.xbbpe import binfile
 
     function = binfile._Writeback._function()
     assert (function is not None) == sys.platform.startswith("linux")

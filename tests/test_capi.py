@@ -77,3 +77,34 @@ def test_plain_c_consumer(tmp_path):
         print("ok")
     """)
     assert out.startswith("ok")
+
+
+def test_a_cython_consumer_checks_the_abi_it_was_built_for(tmp_path):
+    """A consumer compiled against another ``BBPE_ABI_VERSION`` than the installed codec's
+    refuses to import (``bbpe_check_abi``), instead of reading a struct laid out otherwise."""
+    where = build("cython_consumer", tmp_path)
+    assert run(where, "import cython_consumer; print('ok')").startswith("ok")
+    # the same consumer, compiled against a codec.pxd that declares the next version
+    from pathlib import Path
+
+    other = tmp_path / "other"
+    package = other / "bbpe"
+    package.mkdir(parents=True)
+    installed = Path(bbpe.__file__).parent
+    (package / "__init__.pxd").write_text("")
+    pxd = (installed / "codec.pxd").read_text()
+    assert "BBPE_ABI_VERSION = 1" in pxd
+    (package / "codec.pxd").write_text(pxd.replace("BBPE_ABI_VERSION = 1", "BBPE_ABI_VERSION = 2"))
+    src = tmp_path / "consumer2"
+    shutil.copytree(EXAMPLES / "cython_consumer", src)
+    setup = (src / "setup.py").read_text()
+    assert "compiler_directives=" in setup
+    (src / "setup.py").write_text(setup.replace("compiler_directives=", f"include_path=[{str(other)!r}], "
+                                                                       "compiler_directives="))
+    r = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=src, capture_output=True,
+                       check=False, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = subprocess.run([sys.executable, "-c", "import cython_consumer"], cwd=src, capture_output=True, check=False,
+                       text=True)
+    assert r.returncode != 0 and "ABI version 1" in r.stderr and "version 2" in r.stderr, r.stderr[-2000:]
+

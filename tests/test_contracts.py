@@ -42,3 +42,21 @@ def test_cython_lint_is_clean():
     lint = shutil.which("cython-lint") or pytest.skip("the cython-lint command is not on PATH")
     proc = subprocess.run([lint, *CYTHON_SOURCES], capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_numba_is_within_the_cap_and_still_has_pycc():
+    """``numba.pycc`` is deprecated: pyproject.toml caps numba (docs/design.md, "When
+    numba.pycc goes"), and the installed numba must be inside the cap and still have
+    pycc, so that a numba without it shows here first."""
+    import re
+
+    import numba
+
+    pyproject = (REPO / "pyproject.toml").read_text()
+    caps = re.findall(r'"numba>=([\d.]+),<([\d.]+)"', pyproject)
+    assert len(caps) == 2 and len(set(caps)) == 1, "the build and the runtime must ask for the same numba"
+    low, high = (tuple(int(x) for x in v.split(".")) for v in caps[0])
+    installed = tuple(int(x) for x in re.findall(r"\d+", numba.__version__)[:2])
+    assert low <= installed < high, f"numba {numba.__version__} is outside {caps[0]}"
+    assert importlib.util.find_spec("numba.pycc") is not None, "this numba has no pycc"
+

@@ -10,7 +10,7 @@ import pytest
 from scan_parts import in_corpus_order, take_in_turns
 
 import bbpe
-from bbpe.corpus import BackwardBlocks, Corpus, paragraph_texts, split_lines
+from bbpe.common.corpus import BackwardBlocks, Corpus, paragraph_texts, split_lines
 
 
 @pytest.mark.parametrize("data,lines", [
@@ -79,7 +79,7 @@ def test_blocks_cover_the_file(tmp_path, chunk, monkeypatch, from_file):
     """Training blocks end after a one-byte delimiter; line blocks after LF, with the right
     paragraph flag; both concatenate back to the file, whatever the chunk size (line blocks
     of a given size are how the stored encodings are made)."""
-    import bbpe.corpus as C
+    import bbpe.common.corpus as C
 
     data = "\n\n天地 一人\n天地二人,x\n\n\n天地三人\n天地四人".encode()
     path = tmp_path / "c.txt"
@@ -122,7 +122,7 @@ def test_training_parts_cover_the_corpus(tmp_path, monkeypatch, from_file, parts
     one-byte delimiter (so no segment spans two), and together they are the corpus,
     however the threads' turns fall: the second part of each pair takes its blocks from
     the end of the pair's range (a ``BackwardBlocks``), the first from its start."""
-    import bbpe.corpus as C
+    import bbpe.common.corpus as C
 
     monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
     monkeypatch.setattr(C, "MEETING_BLOCK_BYTES", 64)
@@ -146,7 +146,7 @@ def test_training_parts_cover_the_corpus(tmp_path, monkeypatch, from_file, parts
 def test_meeting_parts_share_the_work(tmp_path, monkeypatch):
     """Two parts that meet split the blocks by how fast each takes them: taken strictly
     in turns, they get half each; one that is never asked for leaves all to the other."""
-    import bbpe.corpus as C
+    import bbpe.common.corpus as C
 
     monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
     monkeypatch.setattr(C, "MEETING_BLOCK_BYTES", 100)
@@ -165,7 +165,7 @@ def test_meeting_parts_share_the_work(tmp_path, monkeypatch):
 
 def test_training_parts_read_what_the_file_has_grown_by(tmp_path, monkeypatch):
     """The last block reads on to the end of the file, wherever that is by then."""
-    import bbpe.corpus as C
+    import bbpe.common.corpus as C
 
     monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
     monkeypatch.setattr(C, "MEETING_BLOCK_BYTES", 64)
@@ -184,7 +184,7 @@ def test_training_parts_read_what_the_file_has_grown_by(tmp_path, monkeypatch):
 def test_training_parts_stay_whole_when_they_cannot_split(tmp_path, monkeypatch):
     """One part: a corpus smaller than two parts, one without a one-byte delimiter, GBK
     (converted text by text) and Windows text mode (offsets change, Ctrl-Z ends it)."""
-    import bbpe.corpus as C
+    import bbpe.common.corpus as C
 
     monkeypatch.setattr(C, "MIN_PART_BYTES", 16)
     path = tmp_path / "c.txt"
@@ -205,7 +205,7 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
     one grows), and, each taken while it is the current one, all of them are the corpus."""
     import random
 
-    from bbpe.corpus import _after_last_delimiter, reused_blocks
+    from bbpe.common.corpus import _after_last_delimiter, reused_blocks
 
     rng = random.Random(block_bytes)
     data = "".join(rng.choice(["天地", "人", "。", " ", "\n", "ab", "x" * 70]) for _ in range(300)).encode()
@@ -222,7 +222,7 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
 def test_part_cuts_read_a_corpus_without_delimiters_once():
     """Shares that fall inside one long run look for its end once: a corpus without a
     delimiter is read about once, not once per share."""
-    from bbpe.corpus import _FIRST_LF, _memory_reader, part_cuts
+    from bbpe.common.corpus import _FIRST_LF, _memory_reader, part_cuts
 
     data = b"x" * 300_000 + b"\nend"
     read = [0]

@@ -17,14 +17,15 @@ from conftest import SONG100, TANG300
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_corpora import VOCAB_SIZES, random_corpus, runs_corpus
+from reference.simple_engine import train_simple
 from scan_parts import in_parts
 
-from bbpe.train import train_vocabulary
+from bbpe.xbbpe.train import train_vocabulary
 
 
 def both(blocks: list[bytes], vocab_size: int) -> tuple[list[bytes], list[bytes]]:
-    return (train_vocabulary(blocks, vocab_size, engine="simple"),
-            train_vocabulary(blocks, vocab_size, engine="incremental"))
+    return (train_simple(blocks, vocab_size),
+            train_vocabulary(blocks, vocab_size))
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -112,7 +113,7 @@ def _failing(blocks: list[bytes], after: int):
 def test_a_failing_part_raises_its_own_error(failing, after):
     """The parts wait for each other once scanned (``scan``): when one fails, the others
     neither hang nor hide its error behind one of their own."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     lines = [f"天地{i} 人{i % 7}，\n" for i in range(3000)]
     blocks = ["".join(lines[i : i + 200]).encode() for i in range(0, 3000, 200)]
@@ -128,7 +129,7 @@ def test_repetitive_text_in_parts(text, vocab_size, parts, rng):
     """The same lists again and again, in every part."""
     data = text.encode()
     split = in_parts(data, parts, rng)
-    assert train_vocabulary(split[0], vocab_size, parts=split[1:]) == train_vocabulary([data], vocab_size, engine="simple")
+    assert train_vocabulary(split[0], vocab_size, parts=split[1:]) == train_simple([data], vocab_size)
 
 
 @pytest.mark.parametrize("unit,repeat", [("天地", 100_000), ("一二三四五六七八", 20_000), ("ab", 150_000)])
@@ -142,7 +143,7 @@ def test_one_long_line(unit, repeat):
 @pytest.mark.parametrize("threads", [1, 3])
 def test_progress_callback(tmp_path, monkeypatch, threads):
     import bbpe
-    from bbpe import corpus
+    from bbpe.common import corpus
 
     monkeypatch.setattr(corpus, "MIN_PART_BYTES", 1024)
     monkeypatch.setenv("BBPE_THREADS", str(threads))
@@ -162,7 +163,7 @@ def tiny_tables(monkeypatch):
     """Start every table of the incremental engine almost empty, so that it grows in each
     stage, with freed key rows waiting for reuse, and the heap fills up: the growth paths
     that a large corpus takes."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     monkeypatch.setattr(engine.KeyTable.__init__, "__defaults__", (16,))
     monkeypatch.setattr(engine.KeyTable, "GROWTH", 0)
@@ -175,7 +176,7 @@ def tiny_tables(monkeypatch):
 def test_compaction_changes_nothing(seed, monkeypatch):
     """Squeezing the merged-away slots out (``Merger._compact``, checked between calls of
     the merge kernel) renumbers every list; here it runs as early and as often as it can."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     calls = []
     compact = engine.Merger._compact
@@ -206,7 +207,7 @@ def test_first_pass_in_pieces_changes_nothing(seed, monkeypatch):
     while the linking follows (``FirstPass.run``); the singles' order comes from the type
     numbers (Q7), not from the walk. Any number of pieces, on one thread or two, gives
     the simple engine's vocabulary."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     rng = random.Random(50_000 + seed)
     monkeypatch.setattr(engine.FirstPass, "PIECES", rng.choice([1, 2, 3, 7, 64]))
@@ -219,7 +220,7 @@ def test_first_pass_in_pieces_changes_nothing(seed, monkeypatch):
 def _counted(data: bytes, split_at: int, monkeypatch) -> tuple[np.ndarray, ...]:
     """The pair count of ``FirstPass._count`` on data: (key rows, pair keys of the slots,
     the table's entries sorted), counted in two halves when there are ``split_at`` slots."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     monkeypatch.setattr(engine.FirstPass, "SPLIT_COUNT_AT", split_at)
     keys = engine.KeyTable()
@@ -237,7 +238,7 @@ def test_counting_in_two_halves_changes_nothing(seed, monkeypatch, request):
     and folded in afterwards (``FirstPass._count``): the key rows, every slot's pair key
     and every pair's count and last slot are what one count of the whole makes, also when
     the rows must grow while the halves are folded together (``tiny_tables``)."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     if seed % 2:
         request.getfixturevalue("tiny_tables")
@@ -260,7 +261,7 @@ def test_counting_in_two_halves_changes_nothing(seed, monkeypatch, request):
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_an_error_in_the_first_pass_reaches_the_caller(threads, monkeypatch):
     """A piece of the first pass that fails on its thread raises in the trainer's."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     walked = []
     first_pass = engine.K.first_pass
@@ -283,7 +284,7 @@ def test_the_first_pass_copies_an_index_sized_for_its_keys(monkeypatch):
     """A long segment makes the scan reserve index room for a key per char; the index the
     first pass gets a copy of is rebuilt for the keys there are after the count (one
     1,000,000-char line: a 32 MB copy, 23 MB more peak RSS, before it was)."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     copied = []
     first_pass = engine.K.first_pass
@@ -301,9 +302,9 @@ def test_the_first_pass_copies_an_index_sized_for_its_keys(monkeypatch):
 
 
 def test_training_runs_compiled_kernels():
-    """The build compiles the kernels ahead of time (setup.py, bbpe/_aot.py): training
-    loads neither numba nor LLVM."""
-    from bbpe import _compiled
+    """The build compiles the kernels ahead of time (setup.py, bbpe/xbbpe/kernels/aot.py):
+    training loads neither numba nor LLVM."""
+    from bbpe.xbbpe import kernels as _compiled
 
     assert _compiled.AHEAD_OF_TIME, "the kernels were not compiled at build time (see the build log)"
     code = f"import sys, bbpe; bbpe.Tokenizer.train({str(TANG300)!r}, 2000); print('numba' in sys.modules)"
@@ -314,36 +315,37 @@ def test_training_runs_compiled_kernels():
 @pytest.mark.parametrize("seed", range(20))
 def test_jit_kernels_agree_with_compiled_ones(seed, monkeypatch):
     """The fallback (numba's JIT, BBPE_JIT=1) gives what the compiled kernels give."""
-    from bbpe import _kernels, _umap, engine
+    from bbpe.xbbpe import kernels
 
     rng = random.Random(30_000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 0)
     vocab_size = rng.choice([0, 300, 1000])
     compiled = train_vocabulary([data], vocab_size)
-    monkeypatch.setattr(engine, "K", _kernels)
-    monkeypatch.setattr(_umap, "K", _kernels)
+    for name, function in vars(kernels.jit_kernels()).items():  # what every driver calls through
+        monkeypatch.setattr(kernels.kernels, name, function, raising=False)
     assert train_vocabulary([data], vocab_size) == compiled
 
 
 def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
-    """``_aot.build`` compiles from the sources alone and writes no numba cache next to them
-    (entries naming its stand-in package would break the JIT fallback there)."""
+    """``aot.build`` compiles from the kernel package's sources alone and writes no numba
+    cache next to them (entries naming its stand-in package would break the JIT fallback
+    there)."""
     import importlib.util
     import shutil
 
     import numpy as np
 
-    import bbpe
+    from bbpe.xbbpe import kernels
 
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("_aot.py", "_kernels.py", "_layout.py"):
-        shutil.copy(Path(bbpe.__file__).with_name(name), src / name)
+    for source in Path(kernels.__file__).parent.glob("*.py"):
+        shutil.copy(source, src / source.name)
     code = ("import importlib.util, sys; from numba.core import config; before = config.CACHE_DIR; "
             "spec = importlib.util.spec_from_file_location('aot', sys.argv[1]); "
             "aot = importlib.util.module_from_spec(spec); spec.loader.exec_module(aot); "
             "print(aot.build(sys.argv[2], sys.argv[3])); print(config.CACHE_DIR == before)")
-    out = subprocess.run([sys.executable, "-c", code, str(src / "_aot.py"), str(tmp_path), str(src)],
+    out = subprocess.run([sys.executable, "-c", code, str(src / "aot.py"), str(tmp_path), str(src)],
                          capture_output=True, text=True, check=True)
     *_, path, cache_dir_restored = out.stdout.strip().splitlines()
     assert cache_dir_restored == "True", "the build left numba's cache directory pointing at its temporary one"
@@ -357,9 +359,7 @@ def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
     keys[0, :3] = list("天".encode())
     keys[1, :2] = [97, 98]
     lens = np.array([3, 2], dtype=np.int64)
-    from bbpe import _kernels
-
-    assert module.blog_hashes(keys, lens).tolist() == _kernels.blog_hashes(keys, lens).tolist()
+    assert module.blog_hashes(keys, lens).tolist() == kernels.jit_kernels().blog_hashes(keys, lens).tolist()
 
 
 def test_kernels_release_the_gil():
@@ -370,7 +370,7 @@ def test_kernels_release_the_gil():
     import threading
     import time
 
-    from bbpe.engine import KeyTable, scan
+    from bbpe.xbbpe.engine import KeyTable, scan
 
     data = TANG300.read_bytes() * max(1, (8 << 20) // TANG300.stat().st_size)
     ticks = []
@@ -392,7 +392,7 @@ def test_threads_from_the_environment(monkeypatch):
     """``BBPE_THREADS`` sets how many parts the scan may use (and threads the stored
     encodings); anything but a whole number from 1 is refused, naming the value."""
     import bbpe
-    from bbpe import corpus, engine
+    from bbpe.common import corpus, resources
 
     monkeypatch.setattr(corpus, "MIN_PART_BYTES", 1024)
     parts_asked = []
@@ -402,7 +402,7 @@ def test_threads_from_the_environment(monkeypatch):
     expected = bbpe.Tokenizer.train(TANG300, 1000).to_bytes()
     for threads in ("1", "3"):
         monkeypatch.setenv("BBPE_THREADS", threads)
-        assert engine.training_threads() == int(threads)
+        assert resources.training_threads() == int(threads)
         assert bbpe.Tokenizer.train(TANG300, 1000).to_bytes() == expected
         assert parts_asked[-1] == int(threads)
     for bad in ("0", "-2", "two", "1.5"):
@@ -415,13 +415,16 @@ def _two_classes(monkeypatch, shift: int, follower: bool = True, parallel_from: 
     """Make the merges run in two classes of slots (``FirstPass.classes``) however small the
     corpus, with blocks of 2**shift slots, every step handed to the follower that can be;
     returns a list that gets the number of steps each follower did."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     monkeypatch.setenv("BBPE_THREADS", "2")
     monkeypatch.setattr(engine.FirstPass, "PARALLEL_MERGES_AT", 0)
     monkeypatch.setattr(engine.FirstPass, "CLASS_SHIFT", shift)
     monkeypatch.setattr(engine.Merger, "FOLLOWER", follower)
     monkeypatch.setattr(engine.Merger, "PARALLEL_FROM", parallel_from)
+    # the follower never sits out, however slow its tiny steps make it look (test_load.py
+    # covers sitting out): which steps it does must not depend on the machine's load
+    monkeypatch.setattr(engine.Merger, "SLOW_SHARE", 0)
     walks: list[int] = []
     follow = engine.K.follow_merges
     monkeypatch.setattr(engine.K, "follow_merges", lambda *args: walks.append(follow(*args)) or walks[-1])
@@ -448,11 +451,8 @@ def test_merges_on_two_threads_change_nothing(seed, monkeypatch, request):
 def test_the_follower_does_half_of_a_large_corpus(monkeypatch):
     """On the reference corpora the follower applies most steps, and the classes agree
     with one class (and with the simple engine) at any block size."""
-    from bbpe import engine
-
     data = TANG300.read_bytes() + b"\n" + SONG100.read_bytes()
-    expected = train_vocabulary([data], 0, engine="simple")
-    monkeypatch.setattr(engine.Merger, "SLOW_SHARE", 0)  # never sits out: its steps are tiny (test_load.py)
+    expected = train_simple([data], 0)
     for shift in (0, 4, 12):
         walks = _two_classes(monkeypatch, shift)
         assert train_vocabulary([data], 0) == expected
@@ -466,7 +466,7 @@ def test_repetitive_text_on_two_threads(text, vocab_size, shift):
     with pytest.MonkeyPatch.context() as monkeypatch:
         _two_classes(monkeypatch, shift)
         incremental = train_vocabulary([text.encode()], vocab_size)
-    assert incremental == train_vocabulary([text.encode()], vocab_size, engine="simple")
+    assert incremental == train_simple([text.encode()], vocab_size)
 
 
 # 5945 and 6315 once caught a settling that dropped class 1's RAISED for a key in both
@@ -487,7 +487,7 @@ def test_a_key_that_moves_from_one_class_to_the_other(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(20))
 def test_compaction_with_two_classes(seed, monkeypatch):
     """Squeezing the slots renumbers both classes' lists."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 3)
     monkeypatch.setattr(engine.Merger, "COMPACT_AT", 8)
@@ -501,7 +501,7 @@ def test_compaction_with_two_classes(seed, monkeypatch):
 def test_an_error_on_the_followers_thread_reaches_the_caller(monkeypatch):
     """A follower that fails stops the merge kernel (which waits for it) and its error is
     raised in the trainer's thread; nothing hangs."""
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     _two_classes(monkeypatch, 2)
 
@@ -518,7 +518,7 @@ def test_an_error_in_the_merge_kernel_stops_the_follower(monkeypatch):
     stop, and the kernel's error is raised."""
     import threading
 
-    from bbpe import engine
+    from bbpe.xbbpe import engine
 
     walks = _two_classes(monkeypatch, 2)
     run_merges = engine.K.run_merges
@@ -542,8 +542,8 @@ def _heap_covers_every_live_key(merger) -> None:
     """The lazy heap's invariant, which the winner's choice rests on: every key that can
     win (two occurrences or more, all classes together) has an entry at least as high
     as its (count, last occurrence) in the heap's order (Q5)."""
-    from bbpe import _layout as L
-    from bbpe.engine import key_states
+    from bbpe.xbbpe.engine import key_states
+    from bbpe.xbbpe.kernels import tables as L
 
     kst, kst1 = key_states(merger.keys, merger.classes)
     n = merger.keys.nkeys
@@ -569,9 +569,9 @@ def test_the_heap_covers_every_live_key_after_each_step(seed, monkeypatch):
     """After every step, in one class or two (with and without the follower), every key
     that can win has a heap entry at least as high as its value: a key that gained in
     one class while it lost all it had in the other must still be pushed."""
-    from bbpe import engine
-    from bbpe.train import vocab_limit
-    from bbpe.vocab import VocabularyBuilder, initial_keys
+    from bbpe.xbbpe import engine
+    from bbpe.xbbpe.train import vocab_limit
+    from bbpe.xbbpe.vocab import VocabularyBuilder, initial_keys
 
     rng = random.Random(90_000 + seed)
     if seed % 3:
@@ -606,7 +606,7 @@ def test_the_heap_covers_every_live_key_after_each_step(seed, monkeypatch):
 def test_a_cpu_quota_limits_the_threads(files, quota, monkeypatch):
     """A cgroup's CPU quota (a container's --cpus), v2 or v1, caps training's threads: a
     thread past the quota would only wait for a CPU."""
-    from bbpe import resources
+    from bbpe.common import resources
 
     def read(path: str) -> str:
         if path not in files:

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from bbpe.gbk import gbk_to_utf8, utf8_to_gbk
+from bbpe.common.gbk import gbk_to_utf8, utf8_to_gbk
 
 
 def test_examples():

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from reference.simple_engine import TrainingLists, collect_lists, merge_steps
 
-from bbpe import _kernels as K
-from bbpe.simple_engine import TrainingLists, collect_lists, merge_steps
+from bbpe.xbbpe.kernels import jit_kernels
+
+K = jit_kernels()  # the kernels themselves, through numba's JIT
 
 
 def lists_of(texts: list[str]) -> tuple[TrainingLists, list[list[bytes]]]:

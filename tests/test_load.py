@@ -14,11 +14,14 @@ import numpy as np
 import pytest
 from conftest import SONG100, TANG300
 from random_corpora import VOCAB_SIZES, random_corpus
+from reference.simple_engine import train_simple
 
 import bbpe
-from bbpe import _layout as L
-from bbpe import cli, engine, resources
-from bbpe.train import train_vocabulary
+from bbpe import cli
+from bbpe.common import resources
+from bbpe.xbbpe import engine
+from bbpe.xbbpe.kernels import tables as L
+from bbpe.xbbpe.train import train_vocabulary
 
 
 def test_a_follower_is_too_slow_once_the_leader_waits_a_quarter_of_its_time():
@@ -38,7 +41,9 @@ def test_a_follower_is_too_slow_once_the_leader_waits_a_quarter_of_its_time():
 def test_the_follower_sits_out_longer_each_time_it_is_found_slow():
     """After a call in which the follower was too slow it sits out 2, 4, 8, then 8 calls
     (``_Bench(2, 8)``); a call in which it kept up brings the next wait back to 2."""
-    bench = engine._Bench(2, 8)
+    from bbpe.xbbpe.engine.merges import _Bench
+
+    bench = _Bench(2, 8)
     outcomes = iter([False, True, True, True, True, False, True, False])  # too slow, in calls it plays
     log = []
     for slow in outcomes:
@@ -89,7 +94,7 @@ def test_on_one_cpu_the_leader_sleeps_and_the_follower_sits_out(monkeypatch, one
     monkeypatch.setattr(engine.Merger, "__init__",
                         lambda self, first: init(self, first) or merger_sync.append(self.sync))
     data = TANG300.read_bytes() + b"\n" + SONG100.read_bytes()
-    assert train_vocabulary([data], 0) == train_vocabulary([data], 0, engine="simple")
+    assert train_vocabulary([data], 0) == train_simple([data], 0)
     sync = merger_sync[-1]
     assert sync[L.SYNC_HANDED] > 0 and sync[L.SYNC_BLOCKED] > 0
     assert calls.count(0) > 2 * calls.count(1), f"{calls.count(1)} of {len(calls)} calls had the follower"
@@ -104,7 +109,7 @@ def test_merges_on_one_cpu_change_nothing(seed, monkeypatch, one_cpu):
     rng = random.Random(90_000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 0)
     vocab_size = rng.choice(VOCAB_SIZES)
-    assert train_vocabulary([data], vocab_size) == train_vocabulary([data], vocab_size, engine="simple")
+    assert train_vocabulary([data], vocab_size) == train_simple([data], vocab_size)
 
 
 def test_a_follower_that_stops_early_is_an_error_not_a_hang(monkeypatch):
@@ -139,7 +144,7 @@ def test_memory_running_out_names_the_stage_and_the_size(kernel, stage, monkeypa
         raise err
 
     if kernel == "_encode_lines":
-        from bbpe import trainenc
+        from bbpe.xbbpe import encodings as trainenc
 
         monkeypatch.setattr(trainenc, "_encode_lines", failing)
     else:
@@ -186,7 +191,7 @@ run()
 
 
 def _vm_size_after_import() -> int:
-    code = ("import bbpe, bbpe.train, bbpe.cli; "
+    code = ("import bbpe, bbpe.xbbpe.train, bbpe.cli; "
             "print([l for l in open('/proc/self/status') if l.startswith('VmSize')][0].split()[1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout) >> 10
@@ -226,14 +231,15 @@ def test_a_real_address_space_limit_ends_in_one_line(tmp_path):
 def test_a_thread_that_cannot_start_is_a_memory_error(monkeypatch):
     """Under an address-space limit a new thread's stack may not be mapped: Python raises
     RuntimeError("can't start new thread"); training says that memory ran out."""
-    from bbpe import _threads
+    from bbpe.xbbpe import train
+    from bbpe.xbbpe.engine import first_pass, scanning
 
     def refused(task, n):
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setenv("BBPE_THREADS", "2")
-    monkeypatch.setattr(engine, "on_threads", refused)
-    monkeypatch.setattr(_threads, "on_threads", refused)
+    for module in (train, first_pass, scanning):  # every caller of on_threads
+        monkeypatch.setattr(module, "on_threads", refused)
     monkeypatch.setattr(engine.FirstPass, "PARALLEL_MERGES_AT", 0)
     with pytest.raises(bbpe.InsufficientMemoryError, match="a new thread's stack could not be mapped"):
         bbpe.Tokenizer.train(TANG300, 4000)

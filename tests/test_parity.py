@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from random_corpora import VOCAB_SIZES, random_corpus, random_probes, to_gbk
 
 import bbpe
-from bbpe.gbk import gbk_to_utf8
+from bbpe.common.gbk import gbk_to_utf8
 
 RANDOM_CORPORA = 200
 
@@ -55,8 +55,8 @@ def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
     go to the file as they are made), as a large one would be."""
     streamed = seed % 2 == 1
     if streamed:
-        from bbpe import corpus as corpus_module
-        from bbpe import trainenc
+        from bbpe.common import corpus as corpus_module
+        from bbpe.xbbpe import encodings as trainenc
 
         monkeypatch.setattr(corpus_module, "MIN_PART_BYTES", 64)
         monkeypatch.setenv("BBPE_THREADS", "3")

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bbpe
-from bbpe.binfile import parse_bin
+from bbpe.xbbpe.binfile import parse_bin
 
 GOLDEN800 = DATA / "golden" / "tang300_v800.bin"
 
@@ -101,7 +101,7 @@ def test_gbk_cli_warns_and_strict_fails(tmp_path):
 
 
 def test_memory_check(tmp_path, monkeypatch):
-    from bbpe import resources
+    from bbpe.common import resources
 
     need = resources.training_estimate(TANG300.stat().st_size)
     monkeypatch.setattr(resources, "available_memory", lambda: need - 1)
@@ -118,7 +118,7 @@ def test_mmap_threshold_is_fixed_on_glibc():
     """``bbpe train`` makes glibc return freed arrays to the system (docs/training.md)."""
     import platform
 
-    from bbpe import resources
+    from bbpe.common import resources
 
     glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert resources.fix_mmap_threshold() is glibc
@@ -169,7 +169,7 @@ def test_save_killed_midway_leaves_the_old_file(tmp_path):
     old = GOLDEN800.read_bytes()
     target.write_bytes(old)
     child = textwrap.dedent(f"""
-        import sys, time, bbpe, bbpe.binfile as B
+        import sys, time, bbpe, bbpe.xbbpe.binfile as B
         tok = bbpe.Tokenizer.load({str(DATA / "golden" / "tang300_v4000.bin")!r})
         real = B.write_contents
         def slow(f, contents):

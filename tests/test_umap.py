@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import TESTS
 
-from bbpe._umap import blog_hashes, bucket_counts, iteration_order
-from bbpe.vocab import initial_keys, key_matrix
+from bbpe.xbbpe.map_order import blog_hashes, bucket_counts, iteration_order
+from bbpe.xbbpe.vocab import initial_keys, key_matrix
 
 
 def order_of(keys: list[bytes], cleared_after: int = 0) -> list[int]:

@@ -1,8 +1,8 @@
 // libstdcxx_buckets.cpp -- print the bucket counts a libstdc++ std::unordered_map goes
-// through when it grows one insert at a time (the table bbpe/_umap_buckets.txt).
+// through when it grows one insert at a time (the table bbpe/xbbpe/map_order_buckets.txt).
 //
 //   g++ -std=c++17 -O2 -o /tmp/libstdcxx_buckets tools/libstdcxx_buckets.cpp
-//   /tmp/libstdcxx_buckets > bbpe/_umap_buckets.txt
+//   /tmp/libstdcxx_buckets > bbpe/xbbpe/map_order_buckets.txt
 //
 // The first part inserts into a real std::unordered_map and records bucket_count() after
 // every insert, up to REAL_LIMIT elements. Past that, inserting for real would need
@@ -59,7 +59,7 @@ int main()
     std::printf("# (max_load_factor 1.0): it moves to the next value when element bucket_count+1 is\n");
     std::printf("# inserted. Made by tools/libstdcxx_buckets.cpp (g++ 12.2, Debian 12, x86-64):\n");
     std::printf("#   g++ -std=c++17 -O2 -o /tmp/libstdcxx_buckets tools/libstdcxx_buckets.cpp\n");
-    std::printf("#   /tmp/libstdcxx_buckets > bbpe/_umap_buckets.txt\n");
+    std::printf("#   /tmp/libstdcxx_buckets > bbpe/xbbpe/map_order_buckets.txt\n");
     std::printf("# The first %zu values were read from a real map (%zu inserts).\n", real.size(), REAL_LIMIT);
     for (std::size_t b : seq)
         std::printf("%zu\n", b);

@@ -10,7 +10,7 @@ import atheris
 
 with atheris.instrument_imports(include=["bbpe"]):
     import bbpe
-    from bbpe.binfile import bin_bytes, parse_bin
+    from bbpe.xbbpe.binfile import bin_bytes, parse_bin
 
 
 def test_one(data: bytes) -> None:

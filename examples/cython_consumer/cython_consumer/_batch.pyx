@@ -3,7 +3,9 @@ from cython.parallel cimport prange
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
-from bbpe.codec cimport BBPE_BUG_COMPAT, Model, bbpe_encode_into, bbpe_model
+from bbpe.codec cimport BBPE_BUG_COMPAT, Model, bbpe_check_abi, bbpe_encode_into, bbpe_model
+
+bbpe_check_abi()  # the installed bbpe's structs are the ones this module was compiled for
 
 
 def count_tokens(Model model, list texts, int num_threads=2, bint bug_compat=False):

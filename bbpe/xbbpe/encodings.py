@@ -20,11 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..codec import Model, lines_bound
+from ..common.corpus import Corpus, ReadInto, read_fully
+from ..common.progress import ProgressFn
+from ..common.threads import bounded_map
 from . import binfile
-from ._threads import bounded_map
-from .codec import Model, lines_bound
-from .corpus import Corpus, ReadInto, read_fully
-from .progress import ProgressFn
 
 # The blocks are this size: small enough that the buffers of the blocks in flight stay
 # small, large enough that a block is worth a task.

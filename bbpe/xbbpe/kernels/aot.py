@@ -1,14 +1,19 @@
-"""Build-time only: compile the trainer's kernels (``_kernels``) ahead of time into the
-extension module ``_aot_kernels`` with numba's ``pycc`` (``setup.py`` calls ``build``).
+"""Build-time only: compile the trainer's kernels (the modules of this package) ahead of
+time into the extension module ``_aot_kernels`` with numba's ``pycc`` (``setup.py``
+calls ``build``).
 
 Each exported kernel needs its exact signature here: the arrays the Python side
-(``engine``, ``_umap``) passes, by dtype, dimensions and layout (all C-contiguous; the
-scan's input buffer is read-only). A call with other types fails with TypeError, which
-the tests would show. The code is compiled for a generic x86-64 (or the build machine's
-architecture), so the extension runs wherever the wheel does.
+(``bbpe.xbbpe.engine``, ``map_order``) passes, by dtype, dimensions and layout (all
+C-contiguous; the scan's input buffer is read-only). A call with other types fails with
+TypeError, which the tests would show. The code is compiled for a generic x86-64 (or the
+build machine's architecture), so the extension runs wherever the wheel does.
 
-``_kernels`` is loaded from its file under a stand-in package name, so that building
-needs neither an installed bbpe nor its Cython codec.
+The kernel modules are loaded from their files under a stand-in package name (without
+this package's ``__init__``), so that building needs neither an installed bbpe nor its
+Cython codec.
+
+``numba.pycc`` is deprecated; docs/design.md ("Compiling the kernels") has the plan: a
+numba version cap that the build and CI check, and what replaces pycc when it goes.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ import tempfile
 import types as pytypes
 
 MODULE = "_aot_kernels"
+# the kernel modules whose functions the drivers call (``kernels`` takes them from here too)
+MODULES = ("keys", "text", "scan", "layout", "first_pass", "linking", "key_states", "heap", "lists", "pair_keys",
+           "handover", "merges", "map_order")
 
 
 def _signatures() -> dict:
@@ -69,19 +77,25 @@ def _signatures() -> dict:
         "stop_follower": none(I8),
         "too_slow": T.boolean(i8, i8, i8),
         "follower_stopped": none(I8),
-        # libstdc++ map order (_umap)
+        # libstdc++ map order (map_order)
         "blog_hashes": U8(a(u1, 2), I8),
         "umap_replay": I8(U8, U8, i8, i8),
     }
 
 
-def _kernels_module(package_dir: str) -> pytypes.ModuleType:
+def _kernel_functions(package_dir: str) -> tuple[dict[str, object], pytypes.ModuleType]:
+    """Every numba function of the kernel modules, loaded under a stand-in package name,
+    and one of those modules (pycc's ``source_module``)."""
     name = "_bbpe_aot_source"
     if name not in sys.modules:
         package = pytypes.ModuleType(name)
         package.__path__ = [package_dir]
         sys.modules[name] = package
-    return importlib.import_module(name + "._kernels")
+    functions: dict[str, object] = {}
+    for module in MODULES:
+        loaded = importlib.import_module(f"{name}.{module}")
+        functions.update((n, v) for n, v in vars(loaded).items() if hasattr(v, "py_func"))
+    return functions, loaded
 
 
 def _flags_releasing_gil(flags: type) -> type:
@@ -106,7 +120,7 @@ def build(output_dir: str, package_dir: str | None = None, verbose: bool = False
     """Compile the kernels into ``output_dir``; returns the extension's path."""
     # The kernels the exported ones call are compiled by their own dispatchers, which
     # (cache=True) would write JIT cache entries naming the stand-in package next to
-    # _kernels.py, where the JIT fallback would then load them and fail: send them to a
+    # the kernel modules, where the JIT fallback would then load them and fail: send them to a
     # throw-away directory instead.
     from numba.core import config
     from numba.pycc import CC
@@ -119,12 +133,12 @@ def build(output_dir: str, package_dir: str | None = None, verbose: bool = False
         try:
             config.CACHE_DIR = cache_dir  # numba reads the variable once, at import
             pycc_compiler.Flags = _flags_releasing_gil(previous_flags)
-            kernels = _kernels_module(package_dir or os.path.dirname(os.path.abspath(__file__)))
-            cc = CC(MODULE, source_module=kernels)
+            functions, source = _kernel_functions(package_dir or os.path.dirname(os.path.abspath(__file__)))
+            cc = CC(MODULE, source_module=source)
             cc.output_dir = output_dir
             cc.verbose = verbose
             for name, signature in _signatures().items():
-                cc.export(name, signature)(getattr(kernels, name).py_func)
+                cc.export(name, signature)(functions[name].py_func)
             cc.compile()
         finally:
             pycc_compiler.Flags = previous_flags

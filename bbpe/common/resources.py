@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .errors import InsufficientMemoryError
+from ..errors import InsufficientMemoryError
 
 FIXED_BYTES = 60 << 20
 FIXED_BYTES_JIT = 170 << 20
@@ -62,12 +62,10 @@ def _process_cpu_quota() -> int | None:
     return cpu_quota()
 
 
-def training_estimate(corpus_bytes: int, gbk: bool = False) -> int:
+def training_estimate(corpus_bytes: int, gbk: bool = False, jit: bool = False) -> int:
     """Peak bytes a training run on a corpus of this size may need (GBK grows by up to 1.5x
-    as UTF-8)."""
-    from ._compiled import AHEAD_OF_TIME  # training loads the kernels next anyway
-
-    fixed = FIXED_BYTES if AHEAD_OF_TIME else FIXED_BYTES_JIT
+    as UTF-8; numba's JIT, when the kernels were not compiled ahead of time, costs more)."""
+    fixed = FIXED_BYTES_JIT if jit else FIXED_BYTES
     return fixed + int(BYTES_PER_CORPUS_BYTE * corpus_bytes * (1.5 if gbk else 1))
 
 
@@ -162,11 +160,11 @@ def _status_bytes(field: str) -> int:
     return 0
 
 
-def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False) -> None:
+def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False, jit: bool = False) -> None:
     """Raise InsufficientMemoryError if training on this corpus would likely not fit in
     the memory available or in the process's address-space limit."""
     mb = 2**20
-    need = training_estimate(corpus_bytes, gbk)
+    need = training_estimate(corpus_bytes, gbk, jit)
     have = available_memory()
     if have is not None and need > have:
         raise InsufficientMemoryError(

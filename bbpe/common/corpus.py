@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
-from .errors import GBKError, GBKWarning
+from ..errors import GBKError, GBKWarning
 from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22

@@ -1,20 +1,25 @@
 """The simple training engine: every merge recounts every pair, as the C++ does.
 
-``MergeMaxPairWord`` step by step on flat arrays (``_kernels.count_pairs`` +
+``MergeMaxPairWord`` step by step on flat arrays (``oracle_kernels.count_pairs`` +
 ``apply_pass``): O(merges x corpus), exact, and close enough to the C++ to check line by
-line. bbpe trains with the incremental engine (``engine.py``); this one is kept as the
-oracle the tests compare it with (``train_vocabulary(..., engine="simple")``).
+line. A reference implementation, kept with the tests (as stumpy keeps ``naive.py``):
+bbpe trains with the incremental engine (``bbpe.xbbpe.engine``), which the tests compare
+with this one (``train_simple``), and this one is checked against the C++ oracle itself
+(test_parity.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import _kernels as K
-from .engine import KeyTable
-from .singles import ordered_singles
+from bbpe.xbbpe.engine import KeyTable
+from bbpe.xbbpe.singles import ordered_singles
+from bbpe.xbbpe.train import add_singles, train_vocabulary
+from bbpe.xbbpe.vocab import VocabularyBuilder
+from reference import oracle_kernels as K
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
@@ -90,3 +95,19 @@ def merge_steps(lists: TrainingLists) -> Iterator[tuple[int, list[bytes]]]:
             singles = ordered_singles(*keys.rows(rows), single_counts[rows])
         first_pass = False
         yield int(best), singles
+
+
+def learn_simple(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilder, limit: int, progress: object = None,
+                 size_hint: int = 0) -> None:
+    """A ``train.Learner``: the winners of ``merge_steps`` added as Train adds them."""
+    lists = collect_lists(itertools.chain(*parts))
+    for best, singles in merge_steps(lists):
+        add_singles(vocab, singles, limit)
+        if best < 0 or len(vocab) >= limit:
+            return
+        vocab.add(lists.key(best))  # Q9: may already be there; then no id is added
+
+
+def train_simple(blocks: Iterable[bytes], vocab_size: int) -> list[bytes]:
+    """``train_vocabulary`` with the simple engine: the vocabulary the C++ would learn."""
+    return train_vocabulary(blocks, vocab_size, learner=learn_simple)

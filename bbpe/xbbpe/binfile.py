@@ -24,9 +24,9 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
-from .codec import walk_encodings
-from .errors import FormatError
-from .vocab import KEY_BYTES
+from ..codec import walk_encodings
+from ..errors import FormatError
+from .vocab import KEY_BYTES, key_matrix
 
 RECORD = np.dtype([("key", np.uint8, (KEY_BYTES,)), ("len", "<u8"), ("id", "<i8")])
 assert RECORD.itemsize == 40
@@ -89,6 +89,17 @@ def parse_bin(data: bytes, name: str = "<bytes>") -> BinContents:
         at = int(starts[k]) + 8 * (pos - int(offsets[k]))
         raise fail(at, f"encoding {k} holds id {int(ids[pos])}, which is not in the vocabulary (0..{n - 1})")
     return BinContents(records, offsets, ids)
+
+
+def records(keys: list[bytes], record_order: np.ndarray) -> np.ndarray:
+    """The vocabulary records of a ``.bin`` for these keys (in id order), in file order
+    (``record_order``: the ids as ``SaveFile`` writes them, Q17)."""
+    rows, lens = key_matrix(keys)
+    out = np.zeros(len(keys), dtype=RECORD)
+    out["key"] = rows[record_order]
+    out["len"] = lens[record_order]
+    out["id"] = record_order
+    return out
 
 
 def _check_records(records: np.ndarray, fail) -> None:

@@ -1,28 +1,30 @@
-"""Training: ``XBBPE::Train``'s loop around an engine (QUIRKS Q10-Q12).
+"""Training: ``XBBPE::Train``'s loop around the engine (QUIRKS Q10-Q12).
 
-The engine (``engine.py``, or the simple one in ``simple_engine.py``) turns the corpus into
-winners; this module applies Train's rules to them: the vocabulary stops at
-``vocabSize - 7`` (uint32, Q11), the first pass's single words come first (Q7), a winner
-that is already a key adds nothing (Q9), and the special prefixes come last (Q12).
+The engine (``engine``) turns the corpus into winners; this module applies Train's rules
+to them: the vocabulary stops at ``vocabSize - 7`` (uint32, Q11), the first pass's single
+words come first (Q7), a winner that is already a key adds nothing (Q9), and the special
+prefixes come last (Q12). The tests run the same loop around a simple engine that
+recounts every pair on every merge (``tests/reference``), through ``learner``.
 """
 
 from __future__ import annotations
 
-import itertools
 import numbers
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ._threads import on_threads
-from ._umap import blog_hashes, iteration_order
-from .engine import FirstPass, KeyTable, Merger, scan, training_threads
-from .progress import ProgressFn
+from ..common.progress import ProgressFn
+from ..common.resources import training_threads
+from ..common.threads import on_threads
+from .engine import FirstPass, KeyTable, Merger, scan
+from .map_order import blog_hashes, iteration_order
 from .singles import ordered_singles
 from .vocab import INITIAL_SIZE, VocabularyBuilder, initial_keys, key_matrix, special_prefixes
 
 UINT32 = 1 << 32
-ENGINES = ("incremental", "simple")
+# what learns the winners: (parts, vocabulary, limit, progress, size_hint) -> None
+Learner = Callable[[Sequence[Iterable[bytes]], VocabularyBuilder, int, "ProgressFn | None", int], None]
 
 
 def vocab_limit(vocab_size: int) -> int:
@@ -51,47 +53,33 @@ def check_vocab_size(vocab_size: int, *, wrap: bool = False) -> int:
     return vocab_size
 
 
-def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, engine: str = "incremental",
-                     progress: ProgressFn | None = None, size_hint: int = 0,
-                     parts: Sequence[Iterable[bytes]] = ()) -> list[bytes]:
+def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, progress: ProgressFn | None = None,
+                     size_hint: int = 0, parts: Sequence[Iterable[bytes]] = (),
+                     learner: Learner | None = None) -> list[bytes]:
     """``XBBPE::Train``: all keys of the vocabulary in id order (Q10-Q12).
 
-    ``blocks`` are UTF-8 training texts, or blocks of them joined by LF (``corpus.py``);
+    ``blocks`` are UTF-8 training texts, or blocks of them joined by LF (``corpus``);
     ``parts``, if any, are the rest of the corpus in further consecutive parts, each also
-    cut after a training delimiter, which the incremental engine scans each on a thread
-    of its own (``Corpus.training_parts``); ``size_hint`` is the total size in bytes, for
-    progress. Returns the 263 initial keys, the learned keys and the special prefixes.
+    cut after a training delimiter, which the engine scans each on a thread of its own
+    (``Corpus.training_parts``); ``size_hint`` is the total size in bytes, for progress.
+    ``learner`` replaces the incremental engine (the tests' reference engine). Returns
+    the 263 initial keys, the learned keys and the special prefixes.
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     limit = vocab_limit(vocab_size)
     vocab = VocabularyBuilder(initial_keys())
     if len(vocab) < limit:
-        if engine == "simple":
-            _learn_simple(itertools.chain(blocks, *parts), vocab, limit)
-        else:
-            _learn_incremental([blocks, *parts], vocab, limit, progress, size_hint)
+        (learner or _learn_incremental)([blocks, *parts], vocab, limit, progress, size_hint)
     for key in special_prefixes():
         vocab.add(key)
     return vocab.keys
 
 
-def _add_singles(vocab: VocabularyBuilder, singles: list[bytes], limit: int) -> None:
+def add_singles(vocab: VocabularyBuilder, singles: list[bytes], limit: int) -> None:
+    """The first pass's single words, in their order (Q7), until the vocabulary is full."""
     for key in singles:
         if len(vocab) >= limit:
             return
         vocab.add(key)
-
-
-def _learn_simple(blocks: Iterable[bytes], vocab: VocabularyBuilder, limit: int) -> None:
-    from .simple_engine import collect_lists, merge_steps
-
-    lists = collect_lists(blocks)
-    for best, singles in merge_steps(lists):
-        _add_singles(vocab, singles, limit)
-        if best < 0 or len(vocab) >= limit:
-            return
-        vocab.add(lists.key(best))  # Q9: may already be there; then no id is added
 
 
 def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilder, limit: int,
@@ -100,14 +88,14 @@ def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilde
     first = FirstPass(scan(parts, keys, progress, size_hint), keys)
     best, rows, counts = first.run(progress)
 
-    def add_singles() -> None:
-        _add_singles(vocab, ordered_singles(*keys.rows(rows), counts), limit)
+    def add_first_singles() -> None:
+        add_singles(vocab, ordered_singles(*keys.rows(rows), counts), limit)
 
     merger = None
     if best >= 0 and training_threads() > 1:
-        merger = _merger_beside(add_singles, first)
+        merger = _merger_beside(add_first_singles, first)
     else:
-        add_singles()
+        add_first_singles()
     if best < 0 or len(vocab) >= limit:
         return
     vocab.add(keys.key(best))

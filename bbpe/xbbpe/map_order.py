@@ -11,11 +11,11 @@ libstdc++ keeps one singly linked list of all nodes; ``bucket[b]`` points at the
 *before* the first node of bucket ``b`` (the list head itself for the bucket at the front).
 A new key goes to the front of its bucket if the bucket is non-empty, else to the front of
 the whole list. A rehash walks the old list in order and relinks each node the same way.
-The bucket counts come from ``_umap_buckets.txt``, which ``tools/libstdcxx_buckets.cpp``
+The bucket counts come from ``map_order_buckets.txt``, which ``tools/libstdcxx_buckets.cpp``
 read off libstdc++ itself.
 
 Trade-off: the replay is sequential (a linked list cannot be vectorised), so it runs as a
-kernel (``_kernels``, section "libstdc++ map order"); it costs O(n) per map, far below
+kernel (``kernels.map_order``); it costs O(n) per map, far below
 training.
 """
 
@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from ._compiled import kernels as K
+from .kernels import kernels as K
 
 
 @functools.cache
@@ -35,7 +35,7 @@ def bucket_counts() -> np.ndarray:
     # beside this module (bbpe has compiled extensions, so it is never imported from a
     # zip); not importlib.resources, whose imports (zipfile, pathlib...) cost 5-8 ms of
     # every start
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_umap_buckets.txt"), encoding="ascii") as f:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "map_order_buckets.txt"), encoding="ascii") as f:
         text = f.read()
     values = [int(line) for line in text.splitlines() if line and not line.startswith("#")]
     return np.array(values, dtype=np.uint64)
@@ -43,7 +43,7 @@ def bucket_counts() -> np.ndarray:
 
 def blog_hashes(keys: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """The blog's ``std::hash<WordIdKey>`` of every key: keys (n, 24) uint8, zero padded;
-    lens (n,) -> (n,) uint64 (``_kernels.blog_hashes``)."""
+    lens (n,) -> (n,) uint64 (``kernels.map_order.blog_hashes``)."""
     return K.blog_hashes(np.ascontiguousarray(keys, dtype=np.uint8), np.ascontiguousarray(lens, dtype=np.int64))
 
 

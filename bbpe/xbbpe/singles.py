@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._umap import blog_hashes, iteration_order
+from .map_order import blog_hashes, iteration_order
 
 
 def ordered_singles(raw: np.ndarray, lens: np.ndarray, counts: np.ndarray) -> list[bytes]:

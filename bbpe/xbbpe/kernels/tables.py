@@ -1,19 +1,17 @@
-"""What the trainer's kernels (``_kernels``) and their Python drivers (``engine``) agree on:
-the columns of the slot and key-state tables, the markers in them, the key flags and the
-kernels' status codes.
+"""What the trainer's kernels and their Python drivers (``bbpe.xbbpe.engine``) agree on:
+the columns of the slot and key-state tables, the markers in them, the key flags, the
+kernels' status codes and the merge threads' shared array.
 
-They live apart from the kernels so that the drivers can read them without importing
-numba (the kernels usually run compiled ahead of time, ``_compiled``). The kernels take
-them as compile-time constants: numba's JIT cache keys on ``_kernels.py`` alone, so after
-changing a value here, touch that file (or clear ``bbpe/__pycache__``).
+The kernels take them as compile-time constants (the JIT's cache is keyed on every file
+of the package, ``kernels/__init__``, so an edit here is seen).
 """
 
-# Slots: row s of ``S (n, 4) int32`` (see ``_kernels``, section "slots")
+# Slots: row s of ``S (n, 4) int32`` (see ``layout``)
 TOK, PK, NXT, PRV = 0, 1, 2, 3
 DEAD = -1  # TOK of a slot merged into its left neighbour, or deleted by the first pass
 SENTINEL = -2  # TOK of the slot after each type
 
-# Per-key state: row K of ``kst (n, 4) int32`` (section "incremental merges")
+# Per-key state: row K of ``kst (n, 4) int32`` (see ``merges``)
 OCC, HEAD, TAIL, FLAGS = 0, 1, 2, 3
 DIRTY = 1  # FLAGS bits
 IN_VOCAB = 2  # in the vocabulary: its row must keep its bytes

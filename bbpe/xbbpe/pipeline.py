@@ -1,0 +1,108 @@
+"""The XBBPE training pipeline: a corpus in, a trained model out (and, with ``output``, its
+``.bin`` written), every stage going down the layers once.
+
+    memory check -> parts of the corpus -> train_vocabulary (scan, count, first pass,
+    merges: ``train``, ``engine``, ``kernels``) -> record order (``map_order``) -> the
+    codec's model -> stored encodings (``encodings``) kept, or streamed into the file
+    (``binfile``)
+
+The facade (``bbpe.Tokenizer.train``) hands it the corpus and gets a ``TrainedModel``
+back. A MemoryError in any stage becomes one ``InsufficientMemoryError`` naming the stage
+(``common.resources.MemoryGuard``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codec import Model
+from ..common.corpus import Corpus
+from ..common.progress import ProgressFn, progress_callback
+from ..common.resources import MemoryGuard, check_training_memory, training_threads
+from . import binfile
+from .encodings import encoded_blocks
+from .vocab import key_matrix
+
+
+@dataclass
+class TrainedModel:
+    """What training gives the facade: the keys in id order, the order of the ids in a
+    ``.bin``, the codec's model of the keys, and the stored training encodings (``lengths``
+    and ``ids``; None when they went straight to ``output``)."""
+
+    keys: list[bytes]
+    record_order: np.ndarray
+    model: Model
+    lengths: np.ndarray | None
+    ids: np.ndarray | None
+
+
+def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless_encodings: bool = False,
+          progress: bool | ProgressFn = False, output: str | os.PathLike[str] | None = None,
+          memory_check: bool = False) -> TrainedModel:
+    """Train on ``source`` as ``XBBPE::Train`` does (``train.train_vocabulary``), then make
+    the stored encodings of its texts: the reference's (Q14, Q18), or bbpe's lossless
+    ones with ``lossless_encodings``. With ``output`` the ``.bin`` is written as they are
+    made and they are not kept. ``memory_check`` refuses at once a corpus that would not
+    fit (``check_training_memory``)."""
+    from .kernels import AHEAD_OF_TIME  # numba loads here, if the kernels were not compiled
+    from .train import check_vocab_size, record_order, train_vocabulary
+
+    vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
+    if memory_check:
+        check_training_memory(source.name, source.size, source.gbk, jit=not AHEAD_OF_TIME)
+    report, done = progress_callback(progress)
+    try:
+        with MemoryGuard(source.name, report).watching() as guard:
+            threads = training_threads()
+            first, *rest = source.training_parts(threads)
+            guard.stage("scan")
+            keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest)
+            guard.stage("vocabulary")
+            order = record_order(keys)
+            rows, lens = key_matrix(keys)
+            model = Model(rows.tobytes(), lens.tobytes())
+            guard.stage("encode")
+            blocks = encoded_blocks(source, model, reference=not lossless_encodings, interleaved=output is not None,
+                                    threads=threads, progress=guard.progress)
+            if output is not None:
+                binfile.write_bin_streamed(output, binfile.records(keys, order),
+                                           ((block.texts, block.ids) for block in blocks))
+                return TrainedModel(keys, order, model, None, None)
+            lengths, ids = _kept_encodings(blocks, id_dtype(len(keys)))
+            return TrainedModel(keys, order, model, lengths, ids)
+    finally:
+        done()
+
+
+def _kept_encodings(blocks, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """Q18: the stored encodings, each block's copied (its buffers are reused) and narrowed
+    to ``dtype``, then put together freeing each block as it is copied."""
+    lengths: list[np.ndarray] = []
+    ids: list[np.ndarray] = []
+    for block in blocks:
+        lengths.append(block.lengths.copy())
+        ids.append(block.ids.astype(dtype))
+    return _concatenate_freeing(lengths, np.int64), _concatenate_freeing(ids, dtype)
+
+
+def _concatenate_freeing(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    """``np.concatenate(parts)``, emptying ``parts`` as it goes: each part is freed once it is
+    copied, so the copy and the parts are never both whole in memory (np.concatenate would
+    hold the stored encodings twice at the end of training)."""
+    out = np.empty(sum(part.shape[0] for part in parts), dtype=dtype)
+    at = 0
+    parts.reverse()
+    while parts:
+        part = parts.pop()
+        out[at : at + part.shape[0]] = part
+        at += part.shape[0]
+    return out
+
+
+def id_dtype(n_keys: int) -> type:
+    """The smallest dtype for ids 0..n_keys-1."""
+    return np.uint16 if n_keys <= 1 << 16 else np.int32 if n_keys <= 1 << 31 else np.int64

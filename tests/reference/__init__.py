@@ -1,0 +1,1 @@
+"""Reference implementations the tests check bbpe against (not shipped in the wheel)."""
