@@ -190,10 +190,10 @@ run()
 """
 
 
-def _vm_size_after_import() -> int:
+def _vm_size_after_import(where: Path) -> int:
     code = ("import bbpe, bbpe.xbbpe.train, bbpe.cli; "
             "print([l for l in open('/proc/self/status') if l.startswith('VmSize')][0].split()[1])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=where)
     return int(out.stdout) >> 10
 
 
@@ -202,7 +202,7 @@ def test_a_real_address_space_limit_ends_in_one_line(tmp_path):
     """``bbpe train`` under RLIMIT_AS, just above what importing it takes: with the memory
     check it refuses at once; without it (``--no-memory-check``) memory runs out in some
     stage. Either way: one line on stderr that says so, exit status 1, no file."""
-    base = _vm_size_after_import()
+    base = _vm_size_after_import(tmp_path)  # run from elsewhere than the source tree, as below
     corpus = tmp_path / "corpus.txt"
     rng = random.Random(5)
     corpus.write_text("\n".join("".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(40))
@@ -213,7 +213,7 @@ def test_a_real_address_space_limit_ends_in_one_line(tmp_path):
     for extra, check in [(40, True), (40, False), (80, False), (120, False)]:
         args = [sys.executable, "-c", LIMITED, str(base + extra), "train", str(corpus), "-n", "8000",
                 "-o", str(out / "m.bin"), "-q"] + ([] if check else ["--no-memory-check"])
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
         lines = proc.stderr.strip().splitlines()
         if proc.returncode == 0:
             assert (out / "m.bin").exists()
