@@ -1,6 +1,12 @@
 # cython: language_level=3
 """The encoder and decoder (QUIRKS Q13-Q16), in C with the GIL released.
 
+Why this module is long: its C level (the ``noexcept nogil`` functions of codec.pxd and
+the capsule of bbpe.h) and the Python classes over it (``Model``, ``TokenizerBase``,
+``StreamDecoder``) share the compiled trie and its inlined helpers, and Cython inlines
+only within one module; splitting the two into ``.pyx`` files of their own is planned
+(issue 21), with a ``.pxd`` between them.
+
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key
 (Q14); a single char that is not a key is written as its bytes (Q15). Since a match only

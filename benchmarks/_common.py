@@ -140,3 +140,13 @@ def replace_section(readme: Path, marker: str, text: str) -> None:
     else:
         body = body.rstrip() + "\n\n" + block + "\n"
     readme.write_text(body)
+
+
+def publish(lines: list[str], marker: str, readme: bool) -> None:
+    """Print a benchmark's table and, if ``readme``, put it in its section of
+    benchmarks/README.md (``replace_section``)."""
+    table = "\n".join(lines)
+    print("\n" + table)
+    if readme:
+        replace_section(HERE / "README.md", marker, table)
+

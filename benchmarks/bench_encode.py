@@ -26,7 +26,7 @@ from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "2")  # HF tokenizers' batch threads, before it loads
 
-from _common import HERE, corpus, machine, replace_section, versions
+from _common import HERE, corpus, machine, publish, versions
 
 MODELS = Path(os.environ.get("BBPE_BENCH_MODELS", "/tmp/bbpe-bench-models"))
 VOCAB = 32000
@@ -259,11 +259,9 @@ def main() -> None:
     lines_out.append(f"* One ~100 MB line ({names[0]} without its line breaks): {one:.1f} MB/s; the same bytes in "
                      f"their lines: {split:.1f} MB/s (numpy output, 1 thread; ratio {split / one:.2f}).")
     lines_out.append("\n![encoding throughput](encode.png)")
-    table = "\n".join(lines_out)
-    print("\n" + table)
     if not args.no_readme:
         plot(results, HERE / "encode.png")
-        replace_section(HERE / "README.md", "bench_encode", table)
+    publish(lines_out, "bench_encode", readme=not args.no_readme)
 
 
 if __name__ == "__main__":

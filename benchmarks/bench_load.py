@@ -23,7 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from _common import HERE, Run, corpus, machine, measure, replace_section, versions
+from _common import Run, corpus, machine, measure, publish, versions
 
 TIMEOUT = 900
 
@@ -178,10 +178,7 @@ def main() -> None:
              "| vocab | what runs | wall s | compared with s | ratio | same output |",
              "| ---: | --- | --- | ---: | ---: | --- |", *rows, "", encoding,
              "| what runs | MB/s | / alone |", "| --- | ---: | ---: |", *encode]
-    table = "\n".join(lines)
-    print("\n" + table)
-    if not args.no_readme:
-        replace_section(HERE / "README.md", "bench_load", table)
+    publish(lines, "bench_load", readme=not args.no_readme)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import HERE, SHARED, Run, best_of, best_of_rounds, corpus, machine, measure, replace_section, versions
+from _common import HERE, SHARED, Run, best_of, best_of_rounds, corpus, machine, measure, publish, versions
 
 CONFIGS = [("zh-large", 8000), ("zh-large", 32000), ("en-large", 32000), ("mixed", 8000)]
 ANCHORS = ["sentencepiece", "youtokentome", "tokenizers", "rustbpe"]
@@ -136,10 +136,7 @@ def main() -> None:
                  f"(x{t_full.wall / t_half.wall:.2f}) at vocab 32000.")
     lines.append(f"* One 1,000,000-char line (`天地` x 500,000), no vocab limit: {t_long.wall:.2f} s, "
                  f"{t_long.rss_mb:.0f} MB (the C++ reference: 331 s, QUIRKS Q20.5).")
-    table = "\n".join(lines)
-    print("\n" + table)
-    if not args.no_readme:
-        replace_section(HERE / "README.md", "bench_train", table)
+    publish(lines, "bench_train", readme=not args.no_readme)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import pytest
 from conftest import SONG100, TANG300
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from merge_threads import two_classes
 from random_corpora import VOCAB_SIZES, random_corpus, runs_corpus
 from reference.simple_engine import train_simple
 from scan_parts import in_parts
@@ -411,26 +412,6 @@ def test_threads_from_the_environment(monkeypatch):
             bbpe.Tokenizer.train(TANG300, 1000)
 
 
-def _two_classes(monkeypatch, shift: int, follower: bool = True, parallel_from: int = 0) -> list[int]:
-    """Make the merges run in two classes of slots (``FirstPass.classes``) however small the
-    corpus, with blocks of 2**shift slots, every step handed to the follower that can be;
-    returns a list that gets the number of steps each follower did."""
-    from bbpe.xbbpe import engine
-
-    monkeypatch.setenv("BBPE_THREADS", "2")
-    monkeypatch.setattr(engine.FirstPass, "PARALLEL_MERGES_AT", 0)
-    monkeypatch.setattr(engine.FirstPass, "CLASS_SHIFT", shift)
-    monkeypatch.setattr(engine.Merger, "FOLLOWER", follower)
-    monkeypatch.setattr(engine.Merger, "PARALLEL_FROM", parallel_from)
-    # the follower never sits out, however slow its tiny steps make it look (test_load.py
-    # covers sitting out): which steps it does must not depend on the machine's load
-    monkeypatch.setattr(engine.Merger, "SLOW_SHARE", 0)
-    walks: list[int] = []
-    follow = engine.K.follow_merges
-    monkeypatch.setattr(engine.K, "follow_merges", lambda *args: walks.append(follow(*args)) or walks[-1])
-    return walks
-
-
 @pytest.mark.parametrize("seed", range(120))
 def test_merges_on_two_threads_change_nothing(seed, monkeypatch, request):
     """The merges in two classes of slots, class 1 on a thread of its own (``follow_merges``)
@@ -441,7 +422,7 @@ def test_merges_on_two_threads_change_nothing(seed, monkeypatch, request):
     if seed % 3 == 0:
         request.getfixturevalue("tiny_tables")
     follower = seed % 4 != 1
-    walks = _two_classes(monkeypatch, rng.choice([0, 1, 2, 3, 5]), follower, rng.choice([0, 0, 2, 32]))
+    walks = two_classes(monkeypatch, rng.choice([0, 1, 2, 3, 5]), follower, rng.choice([0, 0, 2, 32]))
     data = random_corpus(rng, invalid=seed % 2 == 0)
     simple, incremental = both([data], rng.choice(VOCAB_SIZES))
     assert incremental == simple
@@ -454,7 +435,7 @@ def test_the_follower_does_half_of_a_large_corpus(monkeypatch):
     data = TANG300.read_bytes() + b"\n" + SONG100.read_bytes()
     expected = train_simple([data], 0)
     for shift in (0, 4, 12):
-        walks = _two_classes(monkeypatch, shift)
+        walks = two_classes(monkeypatch, shift)
         assert train_vocabulary([data], 0) == expected
         assert sum(walks) > (1000 if shift < 12 else 0)
 
@@ -464,7 +445,7 @@ def test_the_follower_does_half_of_a_large_corpus(monkeypatch):
 def test_repetitive_text_on_two_threads(text, vocab_size, shift):
     """Overlapping pairs (aaa), Q9 keys linked again into their own list, in both classes."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _two_classes(monkeypatch, shift)
+        two_classes(monkeypatch, shift)
         incremental = train_vocabulary([text.encode()], vocab_size)
     assert incremental == train_simple([text.encode()], vocab_size)
 
@@ -479,19 +460,19 @@ def test_a_key_that_moves_from_one_class_to_the_other(seed, monkeypatch):
     rng = random.Random(seed)
     data = runs_corpus(rng)
     vocab_size = rng.choice([0, 0, 300, 1000])
-    _two_classes(monkeypatch, rng.choice([0, 1, 2, 3]), rng.random() < 0.5, rng.choice([0, 0, 2]))
+    two_classes(monkeypatch, rng.choice([0, 1, 2, 3]), rng.random() < 0.5, rng.choice([0, 0, 2]))
     simple, incremental = both([data], vocab_size)
     assert incremental == simple
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_compaction_with_two_classes(seed, monkeypatch):
+def test_compaction_withtwo_classes(seed, monkeypatch):
     """Squeezing the slots renumbers both classes' lists."""
     from bbpe.xbbpe import engine
 
     monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 3)
     monkeypatch.setattr(engine.Merger, "COMPACT_AT", 8)
-    _two_classes(monkeypatch, seed % 4)
+    two_classes(monkeypatch, seed % 4)
     rng = random.Random(80_000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 0)
     simple, incremental = both([data], rng.choice([0, 300, 1000]))
@@ -503,7 +484,7 @@ def test_an_error_on_the_followers_thread_reaches_the_caller(monkeypatch):
     raised in the trainer's thread; nothing hangs."""
     from bbpe.xbbpe import engine
 
-    _two_classes(monkeypatch, 2)
+    two_classes(monkeypatch, 2)
 
     def failing(*args):
         raise MemoryError("the follower")
@@ -520,7 +501,7 @@ def test_an_error_in_the_merge_kernel_stops_the_follower(monkeypatch):
 
     from bbpe.xbbpe import engine
 
-    walks = _two_classes(monkeypatch, 2)
+    walks = two_classes(monkeypatch, 2)
     run_merges = engine.K.run_merges
     calls = []
 
@@ -575,7 +556,7 @@ def test_the_heap_covers_every_live_key_after_each_step(seed, monkeypatch):
 
     rng = random.Random(90_000 + seed)
     if seed % 3:
-        _two_classes(monkeypatch, rng.choice([0, 1, 2]), follower=seed % 3 == 1)
+        two_classes(monkeypatch, rng.choice([0, 1, 2]), follower=seed % 3 == 1)
     monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 1)
     units = ["ca", "c", "a", "aa", "天地", "天", "地", "b", "一二三四五六七", "ab", "\n"]
     data = "".join(rng.choice(units) for _ in range(rng.randint(50, 600))).encode()
@@ -603,7 +584,7 @@ def test_the_heap_covers_every_live_key_after_each_step(seed, monkeypatch):
     ({"/sys/fs/cgroup/cpu.max": "garbage"}, None),
     ({}, None),
 ])
-def test_a_cpu_quota_limits_the_threads(files, quota, monkeypatch):
+def test_a_cpu_quota_limits_the_threads(files, quota, monkeypatch, request):
     """A cgroup's CPU quota (a container's --cpus), v2 or v1, caps training's threads: a
     thread past the quota would only wait for a CPU."""
     from bbpe.common import resources
@@ -616,5 +597,7 @@ def test_a_cpu_quota_limits_the_threads(files, quota, monkeypatch):
     monkeypatch.setattr(resources, "_read", read)
     monkeypatch.delenv("BBPE_THREADS", raising=False)
     monkeypatch.setattr(resources.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    resources.cpu_quota.cache_clear()  # read once per process: read these files
+    request.addfinalizer(resources.cpu_quota.cache_clear)
     assert resources.cpu_quota() == quota
     assert resources.training_threads() == min(4, quota or 4)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import SONG100, TANG300
+from merge_threads import two_classes
 from random_corpora import VOCAB_SIZES, random_corpus
 from reference.simple_engine import train_simple
 
@@ -55,13 +56,9 @@ def test_the_follower_sits_out_longer_each_time_it_is_found_slow():
 
 
 def _two_classes(monkeypatch) -> list[int]:
-    """The merges in two classes with every step that can be handed to the follower, on
-    any corpus; returns the calls of the merge kernel, 1 for each with a follower and 0
-    for each without."""
-    monkeypatch.setenv("BBPE_THREADS", "2")
-    monkeypatch.setattr(engine.FirstPass, "PARALLEL_MERGES_AT", 0)
-    monkeypatch.setattr(engine.FirstPass, "CLASS_SHIFT", 2)
-    monkeypatch.setattr(engine.Merger, "PARALLEL_FROM", 0)
+    """``two_classes`` with the follower free to sit out, 16 steps a call; returns the
+    calls of the merge kernel, 1 for each with a follower and 0 for each without."""
+    two_classes(monkeypatch, 2, slow_share=engine.Merger.SLOW_SHARE)
     monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 16)
     calls: list[int] = []
     run = engine.Merger._run
@@ -172,11 +169,10 @@ def test_an_address_space_limit_is_checked_before_training(monkeypatch):
     assert need > resources.training_estimate(size) + 4 * (64 << 20)
     assert resources.address_space_estimate(size, threads=1) < need
     monkeypatch.setattr(resources, "available_memory", lambda: None)
-    monkeypatch.setattr(resources, "_status_bytes", lambda field: 100 << 20)  # what this process has mapped
-    monkeypatch.setattr(resources, "address_space_room", lambda: (need // 4, need // 2))
+    monkeypatch.setattr(resources, "address_space_limit", lambda: need // 2)
     with pytest.raises(bbpe.InsufficientMemoryError, match=r"big.txt: .*address space.*ulimit -v"):
         resources.check_training_memory("big.txt", size)
-    monkeypatch.setattr(resources, "address_space_room", lambda: (2 * need, 3 * need))
+    monkeypatch.setattr(resources, "address_space_limit", lambda: 3 * need)
     resources.check_training_memory("big.txt", size)
 
 

@@ -41,25 +41,19 @@ def training_threads() -> int:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"BBPE_THREADS must be a whole number of threads, 1 or more; got {value!r}")
         return int(value)
-    return min(MAX_THREADS, usable_cpus(cpu_quota))
+    return min(MAX_THREADS, usable_cpus())
 
 
-def usable_cpus(quota: Callable[[], int | None] | None = None) -> int:
+def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity) that its cgroup's CPU quota lets it
     use: a thread beyond them only waits for a CPU. The quota is read once per process
-    (``encode_batch`` asks on every call; reading it takes about 90 µs), unless
-    ``quota`` is given (``training_threads`` reads it afresh)."""
+    (``cpu_quota`` is cached: ``encode_batch`` asks on every call, and reading the
+    cgroup's files takes about 90 µs)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 1
-    limit = (quota or _process_cpu_quota)()
-    return max(1, min(cpus, limit or cpus))
-
-
-@functools.cache
-def _process_cpu_quota() -> int | None:
-    return cpu_quota()
+    return max(1, min(cpus, cpu_quota() or cpus))
 
 
 def training_estimate(corpus_bytes: int, gbk: bool = False, jit: bool = False) -> int:
@@ -93,12 +87,13 @@ def available_memory() -> int | None:
     return min(limits) if limits else None
 
 
+@functools.cache
 def cpu_quota() -> int | None:
     """CPUs' worth of time the cgroup gives this process (its CFS quota over its period,
     rounded up), as a container's ``--cpus`` sets it; None if there is no quota or it
     cannot be read. The CPUs a process may run on (affinity) can be more: threads
-    beyond the quota only wait, and a thread that spins waiting (the merges' follower)
-    takes time from the one it waits for."""
+    beyond the quota only wait. Read once per process (``cpu_quota.cache_clear()``
+    reads it again)."""
     for quota_file, period_file in (("/sys/fs/cgroup/cpu.max", None),
                                     ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us"),
                                     ("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us",
@@ -131,13 +126,9 @@ def address_space_estimate(corpus_bytes: int, gbk: bool = False, threads: int = 
     return FIXED_ADDRESS_SPACE + training_estimate(corpus_bytes, gbk) - FIXED_BYTES + started * (stack + ARENA_BYTES)
 
 
-def address_space_room() -> tuple[int, int] | None:
-    """(bytes of address space this process may still map, its limit) under its
-    RLIMIT_AS (``ulimit -v``); None without such a limit."""
-    limit = _soft_limit("RLIMIT_AS")
-    if limit is None:
-        return None
-    return limit - _status_bytes("VmSize"), limit
+def address_space_limit() -> int | None:
+    """The process's RLIMIT_AS (``ulimit -v``) in bytes; None without such a limit."""
+    return _soft_limit("RLIMIT_AS")
 
 
 def _soft_limit(name: str) -> int | None:
@@ -147,17 +138,6 @@ def _soft_limit(name: str) -> int | None:
         return None
     soft = resource.getrlimit(getattr(resource, name))[0]
     return None if soft == resource.RLIM_INFINITY else soft
-
-
-def _status_bytes(field: str) -> int:
-    """A field of /proc/self/status in bytes (0 where there is no such file)."""
-    try:
-        for line in _read("/proc/self/status").splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
 
 
 def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False, jit: bool = False) -> None:
@@ -171,19 +151,18 @@ def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False, jit: 
             f"{name}: training on {corpus_bytes / mb:,.0f} MB may need up to {need / mb:,.0f} MB of memory "
             f"and {have / mb:,.0f} MB are available; to try anyway, pass memory_check=False "
             "(bbpe train --no-memory-check)")
-    room = address_space_room()
-    if room is not None:
+    limit = address_space_limit()
+    if limit is not None:
         from .corpus import MIN_PART_BYTES  # a smaller corpus is read on one thread
 
         threads = training_threads() if corpus_bytes >= MIN_PART_BYTES else 1
-        reserve = address_space_estimate(corpus_bytes, gbk, threads) - _status_bytes("VmSize")
-        if reserve > room[0]:
+        reserve = address_space_estimate(corpus_bytes, gbk, threads)  # the process's whole address space
+        if reserve > limit:
             hint = "BBPE_THREADS=1 needs less, " if threads > 1 else ""
             raise InsufficientMemoryError(
                 f"{name}: training on {corpus_bytes / mb:,.0f} MB on {threads} thread(s) may reserve up to "
-                f"{reserve / mb:,.0f} MB more of address space and the process's limit (ulimit -v, "
-                f"{room[1] / mb:,.0f} MB) leaves {max(room[0], 0) / mb:,.0f} MB; {hint}to try anyway, pass "
-                "memory_check=False (bbpe train --no-memory-check)")
+                f"{reserve / mb:,.0f} MB of address space and the process's limit (ulimit -v) is "
+                f"{limit / mb:,.0f} MB; {hint}to try anyway, pass memory_check=False (bbpe train --no-memory-check)")
 
 
 _STAGE_NAMES = {"read": "reading the corpus", "scan": "scanning the corpus", "count": "counting pairs",
@@ -230,8 +209,8 @@ class MemoryGuard:
             raise self._error("a new thread's stack could not be mapped") from err
 
     def _error(self, what: str) -> InsufficientMemoryError:
-        room = address_space_room()
-        limit = f"; the address-space limit (ulimit -v) is {room[1] / 2**20:,.0f} MB" if room else ""
+        room = address_space_limit()
+        limit = f"; the address-space limit (ulimit -v) is {room / 2**20:,.0f} MB" if room else ""
         stage = _STAGE_NAMES.get(self.current, self.current)
         return InsufficientMemoryError(f"{self.name}: memory ran out while {stage} ({what}{limit})")
 

@@ -120,7 +120,7 @@ class Merger:
                 with_follower = pool is not None and bench.follower_plays()
                 waited, start = int(self.sync[L.SYNC_WAITED]), time.perf_counter_ns()
                 status, steps, size = self._run(winners, size, limit, pool if with_follower else None)
-                if with_follower:
+                if with_follower:  # over the whole call: its first hand-over waits for the thread to start
                     bench.played(K.too_slow(int(self.sync[L.SYNC_WAITED]) - waited, time.perf_counter_ns() - start,
                                             self.SLOW_SHARE))
                 raw, lens = keys.rows(winners[:steps])

@@ -67,7 +67,6 @@ def _wait_for(sync, what, number, equal, watch, expected, sleeps, bell):
     command comes (CMD_EXIT: the leader stopped with an error). Without a clock
     (``monotonic_ns`` is 0) it only spins."""
     start = np.int64(0)
-    now = np.int64(0)
     spins = 0
     given_up = False
     while (atomic_load(sync, what) == number) != equal:
@@ -117,7 +116,7 @@ def _post_to_leader(sync, what, value):
 
 @_inline
 def _leader_waits_for(sync, what, number):
-    """The leader's wait for the follower's post; False if the follower failed. Adds the
+    """The leader's wait for the follower's post; False if the follower stopped. Adds the
     time waited to SYNC_WAITED, and counts the waits that outlasted the spin (SYNC_BLOCKED)."""
     waited = _wait_for(sync, what, number, True, SYNC_STOPPED, 0, SYNC_LEADER_SLEEPS, SYNC_LEADER_BELL)
     if waited < 0:
@@ -130,7 +129,7 @@ def _leader_waits_for(sync, what, number):
 
 @_inline
 def _command(sync, command, code):
-    """Hand the follower command number ``command``: one release store of the word."""
+    """Hand the follower command number ``command`` (one post of the command word)."""
     _post_to_follower(sync, SYNC_CMD, (command << 2) | code)
 
 

@@ -1,6 +1,11 @@
 """The incremental merges: each step applies the winner at its occurrences and updates the
 counts around them only (Q8-Q10), on one thread or, with two classes of slots, two.
 
+Why it is a little over 500 lines: one step's walk, its settling and its end are one
+protocol between the leader (``run_merges``) and the follower (``follow_merges``), best
+read side by side; what they share with other stages (lists, heap, key states, pair keys,
+the hand-over) lives in the modules it imports.
+
 Every pair key K keeps its occurrences in a list sorted by slot, from kst[K, HEAD] to
 kst[K, TAIL]; kst[K, OCC] is its weighted number of occurrences (a slot counts the
 multiplicity of its type, smul[slot]), and kst[K, FLAGS] its flags: one 16-byte row
@@ -391,7 +396,7 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     pkey = np.empty((2, _PAIR_CACHE), dtype=np.int32)
     restart = False
     # Hand-overs stop for the rest of the call once the follower has kept this thread
-    # waiting past the spin too often: it is not getting a CPU of its own (``_too_slow``).
+    # waiting for too much of its time: it is not getting a CPU of its own (``too_slow``).
     handing = follower
     waited, start = sync[SYNC_WAITED], monotonic_ns()
     while steps < max_steps and not restart:

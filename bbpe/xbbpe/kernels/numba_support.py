@@ -6,6 +6,7 @@ Kernels take and return numpy arrays and scalars only: no Python objects, no I/O
 exceptions for user errors (the drivers validate before calling).
 """
 
+import os
 import platform
 import sys
 
@@ -162,9 +163,9 @@ def spin_pause(typingctx):
 # architecture); on other POSIX systems the waiter gives up its time slice in a loop
 # (sched_yield); the clock is POSIX's CLOCK_MONOTONIC.
 _LINUX = sys.platform.startswith("linux")
-_SYSCALLS = {"x86_64": (202, 24), "amd64": (202, 24), "aarch64": (98, 124), "arm64": (98, 124),
-             "ppc64le": (221, 158)}  # SYS_futex, SYS_sched_yield
-_SYS_FUTEX, _SYS_SCHED_YIELD = _SYSCALLS.get(platform.machine().lower(), (-1, -1)) if _LINUX else (-1, -1)
+_POSIX = os.name == "posix"
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98, "ppc64le": 221}.get(
+    platform.machine().lower(), -1) if _LINUX else -1
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 _CLOCK_MONOTONIC = 1 if _LINUX else 6 if sys.platform == "darwin" else -1
 _SLEEP_NS = 20_000_000  # a sleep's timeout: the waiter looks again (a guard; every post rings)
@@ -175,6 +176,13 @@ def _syscall(builder, *args):
     i64 = ir.IntType(64)
     fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64], var_arg=True), "syscall")
     return builder.call(fn, [a if isinstance(a, ir.Value) else i64(a) for a in args])
+
+
+def _sched_yield(builder):
+    """libc's ``sched_yield()`` where there is one (POSIX); nothing elsewhere."""
+    if _POSIX:
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+        builder.call(fn, [])
 
 
 def _word_address(context, builder, signature, args):
@@ -204,9 +212,8 @@ def sleep_while(typingctx, array, index, expected):
             builder.store(i64(_SLEEP_NS // 1_000_000_000), cgutils.gep_inbounds(builder, timeout, 0, 0))
             builder.store(i64(_SLEEP_NS % 1_000_000_000), cgutils.gep_inbounds(builder, timeout, 0, 1))
             _syscall(builder, _SYS_FUTEX, address, _FUTEX_WAIT_PRIVATE, value, builder.ptrtoint(timeout, i64), 0, 0)
-        elif _CLOCK_MONOTONIC >= 0:
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
-            builder.call(fn, [])
+        else:
+            _sched_yield(builder)
         return context.get_dummy_value()
 
     return types.void(array, index, expected), codegen
@@ -233,11 +240,7 @@ def yield_cpu(typingctx):
     be waiting for one."""
 
     def codegen(context, builder, signature, args):
-        if _SYS_SCHED_YIELD >= 0:
-            _syscall(builder, _SYS_SCHED_YIELD)
-        elif _CLOCK_MONOTONIC >= 0:
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
-            builder.call(fn, [])
+        _sched_yield(builder)
         return context.get_dummy_value()
 
     return types.void(), codegen
