@@ -167,7 +167,7 @@ def main() -> None:
               "trainings run one after another (ratio: the slowest of them over the sum). *Beside n CPU-bound "
               "processes* (`python -c 'while True: pass'`): against the same training alone on one thread "
               "(`BBPE_THREADS=1`), and, as the floor, that one-thread training beside the same processes (it "
-              "has no hand-overs to lose: what it loses is the machine's, two vCPUs that slow each other down). "
+              "has no hand-overs to lose, so what it loses is the machine's). "
               "*Same output*: every `.bin` equals the training's alone, byte for byte.\n")
     encoding = (f"`encode_batch` of zh-large's lines (str, lists of ids kept, the collector on) with the model of "
                 f"vocab {vocabs[-1]}, MB/s, best of 3, each in a process of its own:\n")
