@@ -331,7 +331,7 @@ class Tokenizer(TokenizerBase):
 
     def token_id(self, key: bytes) -> int | None:
         """The id of a key, or None."""
-        kid = self._model.lookup(bytes(key)) if len(key) <= 24 else -1
+        kid = self._model.lookup(bytes(key)) if len(key) <= KEY_BYTES else -1
         return None if kid < 0 else kid
 
     @property

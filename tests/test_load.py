@@ -13,14 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import SONG100, TANG300
-from merge_threads import two_classes
+from engine_runs import two_classes
 from random_corpora import VOCAB_SIZES, random_corpus
 from reference.simple_engine import train_simple
 
 import bbpe
 from bbpe import cli
 from bbpe.common import resources
-from bbpe.xbbpe import engine
+from bbpe.common.corpus import Corpus
+from bbpe.xbbpe import engine, pipeline
 from bbpe.xbbpe.kernels import tables as L
 from bbpe.xbbpe.train import train_vocabulary
 
@@ -55,16 +56,17 @@ def test_the_follower_sits_out_longer_each_time_it_is_found_slow():
     assert "".join(log) == "P" "S" "--S" "----S" "--------S" "--------P" "S" "--P"
 
 
-def _two_classes(monkeypatch) -> list[int]:
-    """``two_classes`` with the follower free to sit out, 16 steps a call; returns the
-    calls of the merge kernel, 1 for each with a follower and 0 for each without."""
-    two_classes(monkeypatch, 2, slow_share=engine.Merger.SLOW_SHARE)
-    monkeypatch.setattr(engine.Merger, "STEPS_PER_CALL", 16)
+def _two_classes(monkeypatch, **changes) -> tuple[engine.Tuning, list[int]]:
+    """``two_classes`` with the follower free to sit out, 16 steps a call (and ``changes``);
+    returns the tuning and the calls of the merge kernel, 1 for each with a follower and 0
+    for each without."""
+    tuning, _ = two_classes(monkeypatch, 2, slow_share=engine.DEFAULT.slow_share,
+                            base=engine.DEFAULT.but(steps_per_call=16, **changes))
     calls: list[int] = []
     run = engine.Merger._run
     monkeypatch.setattr(engine.Merger, "_run", lambda self, w, size, limit, pool:
                         calls.append(int(pool is not None)) or run(self, w, size, limit, pool))
-    return calls
+    return tuning, calls
 
 
 @pytest.fixture
@@ -85,13 +87,13 @@ def test_on_one_cpu_the_leader_sleeps_and_the_follower_sits_out(monkeypatch, one
     """Two merge threads on one CPU: the leader's waits outlast the spin and sleep (SYNC_
     BLOCKED), the follower is benched for most calls, and the vocabulary is the simple
     engine's."""
-    calls = _two_classes(monkeypatch)
+    tuning, calls = _two_classes(monkeypatch)
     merger_sync = []
     init = engine.Merger.__init__
     monkeypatch.setattr(engine.Merger, "__init__",
                         lambda self, first: init(self, first) or merger_sync.append(self.sync))
     data = TANG300.read_bytes() + b"\n" + SONG100.read_bytes()
-    assert train_vocabulary([data], 0) == train_simple([data], 0)
+    assert train_vocabulary([data], 0, tuning=tuning) == train_simple([data], 0)
     sync = merger_sync[-1]
     assert sync[L.SYNC_HANDED] > 0 and sync[L.SYNC_BLOCKED] > 0
     assert calls.count(0) > 2 * calls.count(1), f"{calls.count(1)} of {len(calls)} calls had the follower"
@@ -101,22 +103,21 @@ def test_on_one_cpu_the_leader_sleeps_and_the_follower_sits_out(monkeypatch, one
 def test_merges_on_one_cpu_change_nothing(seed, monkeypatch, one_cpu):
     """Random corpora with the two merge threads sharing one CPU: every wait, sleep and
     wake-up path of the hand-overs, and the follower benched and brought back."""
-    _two_classes(monkeypatch)
-    monkeypatch.setattr(engine.Merger, "BENCH_MOST", 2)  # the follower comes back often
+    tuning, _ = _two_classes(monkeypatch, bench_most=2)  # the follower comes back often
     rng = random.Random(90_000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 0)
     vocab_size = rng.choice(VOCAB_SIZES)
-    assert train_vocabulary([data], vocab_size) == train_simple([data], vocab_size)
+    assert train_vocabulary([data], vocab_size, tuning=tuning) == train_simple([data], vocab_size)
 
 
 def test_a_follower_that_stops_early_is_an_error_not_a_hang(monkeypatch):
     """The leader's waits give up once the follower's thread has stopped, for whatever
     reason: a follower that returned without being told to (a bug) is an error, neither
     a hang nor a vocabulary cut short."""
-    _two_classes(monkeypatch)
+    tuning, _ = _two_classes(monkeypatch)
     monkeypatch.setattr(engine.K, "follow_merges", lambda *args: 0)
     with pytest.raises(RuntimeError, match="the merges' follower stopped before the leader was done"):
-        train_vocabulary([TANG300.read_bytes()], 0)
+        train_vocabulary([TANG300.read_bytes()], 0, tuning=tuning)
 
 
 def _array_memory_error() -> MemoryError:
@@ -236,9 +237,8 @@ def test_a_thread_that_cannot_start_is_a_memory_error(monkeypatch):
     monkeypatch.setenv("BBPE_THREADS", "2")
     for module in (train, first_pass, scanning):  # every caller of on_threads
         monkeypatch.setattr(module, "on_threads", refused)
-    monkeypatch.setattr(engine.FirstPass, "PARALLEL_MERGES_AT", 0)
     with pytest.raises(bbpe.InsufficientMemoryError, match="a new thread's stack could not be mapped"):
-        bbpe.Tokenizer.train(TANG300, 4000)
+        pipeline.train(Corpus.from_file(TANG300), 4000, tuning=engine.DEFAULT.but(parallel_merges_at=0))
 
 
 def test_other_runtime_errors_pass_through(monkeypatch):

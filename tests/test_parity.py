@@ -48,7 +48,7 @@ def test_reference_corpora(oracle, tmp_path, corpus, vocab_size):
     check_codec(oracle, model, tok, corpus.read_bytes().split(b"\n"))
 
 
-@pytest.mark.parametrize("seed", range(RANDOM_CORPORA))
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s >= 40 else s for s in range(RANDOM_CORPORA)])
 def test_random_corpus(oracle, tmp_path, seed, monkeypatch):
     """Half of the corpora are scanned in parts on three threads, encoded in pieces of
     about 64 bytes and written as ``bbpe train`` writes them (``output=``: the encodings

@@ -24,6 +24,7 @@ from ..common.progress import ProgressFn, progress_callback
 from ..common.resources import MemoryGuard, check_training_memory, training_threads
 from . import binfile
 from .encodings import encoded_blocks
+from .engine.tuning import DEFAULT, Tuning
 from .vocab import key_matrix
 
 
@@ -42,12 +43,13 @@ class TrainedModel:
 
 def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless_encodings: bool = False,
           progress: bool | ProgressFn = False, output: str | os.PathLike[str] | None = None,
-          memory_check: bool = False) -> TrainedModel:
+          memory_check: bool = False, tuning: Tuning = DEFAULT) -> TrainedModel:
     """Train on ``source`` as ``XBBPE::Train`` does (``train.train_vocabulary``), then make
     the stored encodings of its texts: the reference's (Q14, Q18), or bbpe's lossless
     ones with ``lossless_encodings``. With ``output`` the ``.bin`` is written as they are
     made and they are not kept. ``memory_check`` refuses at once a corpus that would not
-    fit (``check_training_memory``)."""
+    fit (``check_training_memory``). ``tuning`` sizes and splits the engine's work
+    (``engine.Tuning``), never what it learns."""
     from .kernels import AHEAD_OF_TIME  # numba loads here, if the kernels were not compiled
     from .train import check_vocab_size, record_order, train_vocabulary
 
@@ -60,7 +62,8 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
             threads = training_threads()
             first, *rest = source.training_parts(threads)
             guard.stage("scan")
-            keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest)
+            keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest,
+                                    tuning=tuning)
             guard.stage("vocabulary")
             order = record_order(keys)
             rows, lens = key_matrix(keys)

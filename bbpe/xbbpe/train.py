@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
 import numpy as np
 
 from ..common.progress import ProgressFn
 from ..common.resources import training_threads
 from ..common.threads import on_threads
-from .engine import FirstPass, KeyTable, Merger, scan
+from .engine import DEFAULT, FirstPass, KeyTable, Merger, Tuning, scan
 from .map_order import blog_hashes, iteration_order
 from .singles import ordered_singles
 from .vocab import INITIAL_SIZE, VocabularyBuilder, initial_keys, key_matrix, special_prefixes
@@ -55,20 +56,21 @@ def check_vocab_size(vocab_size: int, *, wrap: bool = False) -> int:
 
 def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, progress: ProgressFn | None = None,
                      size_hint: int = 0, parts: Sequence[Iterable[bytes]] = (),
-                     learner: Learner | None = None) -> list[bytes]:
+                     learner: Learner | None = None, tuning: Tuning = DEFAULT) -> list[bytes]:
     """``XBBPE::Train``: all keys of the vocabulary in id order (Q10-Q12).
 
     ``blocks`` are UTF-8 training texts, or blocks of them joined by LF (``corpus``);
     ``parts``, if any, are the rest of the corpus in further consecutive parts, each also
     cut after a training delimiter, which the engine scans each on a thread of its own
     (``Corpus.training_parts``); ``size_hint`` is the total size in bytes, for progress.
-    ``learner`` replaces the incremental engine (the tests' reference engine). Returns
+    ``learner`` replaces the incremental engine (the tests' reference engine); ``tuning``
+    sizes and splits the engine's work (``engine.Tuning``: never what it learns). Returns
     the 263 initial keys, the learned keys and the special prefixes.
     """
     limit = vocab_limit(vocab_size)
     vocab = VocabularyBuilder(initial_keys())
     if len(vocab) < limit:
-        (learner or _learn_incremental)([blocks, *parts], vocab, limit, progress, size_hint)
+        (learner or partial(_learn_incremental, tuning=tuning))([blocks, *parts], vocab, limit, progress, size_hint)
     for key in special_prefixes():
         vocab.add(key)
     return vocab.keys
@@ -83,9 +85,9 @@ def add_singles(vocab: VocabularyBuilder, singles: list[bytes], limit: int) -> N
 
 
 def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilder, limit: int,
-                       progress: ProgressFn | None, size_hint: int) -> None:
-    keys = KeyTable()
-    first = FirstPass(scan(parts, keys, progress, size_hint), keys)
+                       progress: ProgressFn | None, size_hint: int, *, tuning: Tuning) -> None:
+    keys = KeyTable(tuning)
+    first = FirstPass(scan(parts, keys, progress, size_hint, tuning), keys, tuning)
     best, rows, counts = first.run(progress)
 
     def add_first_singles() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-KEY_BYTES = 24  # sizeof(WordIdKey::idKey)
+from .kernels.tables import KEY_BYTES  # the one definition: the kernels are compiled with it
 
 # Q1: ids 256..262, in this order: · ， ？ ！ 。 U+3000 U+200B
 PUNCTUATION = (

@@ -20,7 +20,8 @@ costs 16 bytes (20 during the merges), a key about 50 (docs/training.md has the 
 figures).
 
 One module per stage: ``keytable`` (the key table and the per-key arrays), ``scanning``,
-``first_pass`` (layout, count, first pass, linking) and ``merges``.
+``first_pass`` (layout, count, first pass, linking) and ``merges``; ``tuning`` holds every
+size and threshold they use, as one object the caller passes (``Tuning``).
 """
 
 from ..kernels import kernels as K  # the one object every stage calls its kernels through
@@ -28,5 +29,7 @@ from .first_pass import FirstPass
 from .keytable import KeyTable, key_states
 from .merges import Merger
 from .scanning import ScannedTypes, TypeStore, scan
+from .tuning import DEFAULT, Tuning
 
-__all__ = ["FirstPass", "K", "KeyTable", "Merger", "ScannedTypes", "TypeStore", "key_states", "scan"]
+__all__ = ["DEFAULT", "FirstPass", "K", "KeyTable", "Merger", "ScannedTypes", "Tuning", "TypeStore", "key_states",
+           "scan"]

@@ -15,6 +15,7 @@ from ..kernels import kernels as K
 from ..kernels import tables as L
 from .keytable import _NO_KEY_STATE, KeyTable, _pow2_at_least, fill_rows, key_states
 from .scanning import ScannedTypes
+from .tuning import DEFAULT, Tuning
 
 
 def _pair_table(nslots: int) -> np.ndarray:
@@ -28,27 +29,9 @@ class FirstPass:
     """Lays the types out as slots (dropping the type store) and runs the C++ first pass
     (Q6) on them; ``run`` returns the winner and the singles."""
 
-    RESERVE_ROWS = True  # key rows for every pair up front (lazily zeroed: no memory until used)
-    PIECES = 16  # of the slot order: the first pass hands them to the linking one by one
-    # Slots from which the pairs are counted in two halves on two threads (``_count``). The
-    # second half's table costs memory and folding it in costs time: on zh-large (6 million
-    # slots) the count gained 0.03 s with the same peak RSS; on mixed (1.4 million), en-large
-    # (2.2 million) and half of zh-large (3 million) nothing measurable, for 5-15 MB more peak.
-    SPLIT_COUNT_AT = 1 << 22
-    # The first thread's share of the slots then, under half: it also appends its pairs'
-    # keys as rows, where the other thread only numbers its pairs (zh-large at 8000, the
-    # count, medians of 5 alternating runs: 0.108 s, against 0.111 s at 0.5 and 0.116 s
-    # at 0.42)
-    FIRST_SHARE = 0.46
-    # Slots from which the merges run on two threads, two classes of slots (``kernels.merges``,
-    # "incremental merges"): blocks of 2**CLASS_SHIFT slots (64 KB of the slot table)
-    # alternate between them, small enough that the occurrences of nearly every pair fall
-    # about evenly into both, large enough that the two threads rarely write one cache line.
-    PARALLEL_MERGES_AT = 1 << 22
-    CLASS_SHIFT = 12
-
-    def __init__(self, types: ScannedTypes, keys: KeyTable) -> None:
+    def __init__(self, types: ScannedTypes, keys: KeyTable, tuning: Tuning = DEFAULT) -> None:
         self.keys = keys
+        self.tuning = tuning
         self.nchars = keys.nkeys  # the scan interns chars only
         self.tlen = types.tlen
         self.tmult = types.tmult
@@ -59,7 +42,7 @@ class FirstPass:
         self.S[nslots] = (L.SENTINEL, -1, -1, -1)
         self.best = -1
         self.smul: np.ndarray | None = None  # set by ``run`` when it links the lists
-        self.classes = 2 if training_threads() > 1 and nslots >= self.PARALLEL_MERGES_AT else 1
+        self.classes = 2 if training_threads() > 1 and nslots >= self.tuning.parallel_merges_at else 1
 
     def run(self, progress: ProgressFn | None = None) -> tuple[int, np.ndarray, np.ndarray]:
         """(winner row or -1, single rows in first-deletion order, their counts).
@@ -69,7 +52,7 @@ class FirstPass:
         otherwise): ``_walk_and_link``, or with two classes ``_walk_then_link_classes``.
         """
         keys = self.keys
-        if self.RESERVE_ROWS:
+        if self.tuning.reserve_rows:
             keys.reserve_rows(int(self.tlen.sum()))  # a new key per pair at most
         table = self._count(progress)  # and the pair keys, appended as rows and indexed
         occ, lastpos = keys.per_key("occ", np.int64), keys.per_key("lastpos", np.int64)
@@ -118,7 +101,7 @@ class FirstPass:
             K.first_pass(piece, self.base, self.tlen, self.tmult, self.best, self.S, words, lookup, occ,
                          single_counts, single_first)
 
-        pieces = np.array_split(self.order, min(self.PIECES, max(1, self.order.shape[0])))
+        pieces = np.array_split(self.order, min(self.tuning.pieces, max(1, self.order.shape[0])))
         for piece in pipelined(walk, pieces, threaded=link and training_threads() > 1):
             if link:
                 self._link(piece)
@@ -148,7 +131,7 @@ class FirstPass:
             # linking come after them, their states set by the thread that makes them
             fill_rows((kst, kst1)[c], _NO_KEY_STATE, nkeys)
             K.link_slots(self.order, 0, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots, keys.meta,
-                         keys.room, self.smul, (kst, kst1)[c], kst, kst1, 2, self.CLASS_SHIFT, c, lock)
+                         keys.room, self.smul, (kst, kst1)[c], kst, kst1, 2, self.tuning.class_shift, c, lock)
 
         on_threads(link, 2)
         (counts, firsts), (later_counts, later_firsts) = singles
@@ -164,10 +147,10 @@ class FirstPass:
         """
         order = self.order
         split = order.shape[0]
-        if training_threads() > 1 and self.S.shape[0] >= self.SPLIT_COUNT_AT:
+        if training_threads() > 1 and self.S.shape[0] >= self.tuning.split_count_at:
             # the first type from that share of the slots on (base[order] rises; a bisection
             # through it, not a gather of it: no 4 MB temporary on zh-large)
-            split = bisect.bisect_left(range(order.shape[0]), int(self.S.shape[0] * self.FIRST_SHARE),
+            split = bisect.bisect_left(range(order.shape[0]), int(self.S.shape[0] * self.tuning.first_share),
                                        key=lambda i: int(self.base[order[i]]))
         first, later = order[:split], order[split:]
         if later.shape[0] == 0:
@@ -189,20 +172,14 @@ class FirstPass:
         table = K.count_codes(later, self.base, self.tlen, self.tmult, self.S, _pair_table(tokens), tmeta)
         return K.numbered_pairs(table, int(tmeta[0]))
 
-    # The share of the later half's pairs that are new keys, guessed (zh-large: 168,000 of
-    # 285,000) to size the key index before they are folded in
-    NEW_IN_LATER = 0.6
-    # The share of the later types whose slots the indexing thread renumbers after the fold
-    RENUMBER_HERE = 0.4
-
     def _fold(self, later: np.ndarray, pairs: np.ndarray, table: np.ndarray, tmeta: np.ndarray) -> np.ndarray:
         """Fold the later types' numbered pairs into ``table`` (``merge_counts``) while the
         other thread indexes the keys of the first half, then give the later half's slots
         their rows while the keys the fold added are indexed; returns the table. The index
-        is sized for the guess ``NEW_IN_LATER`` and made again if the guess was short."""
+        is sized for the guess ``Tuning.new_in_later`` and made again if the guess was short."""
         keys = self.keys
         indexed, words = keys.nkeys, keys.words  # the fold may grow the rows: these stay as they are
-        index = np.zeros(keys.index_size(indexed + int(self.NEW_IN_LATER * pairs.shape[0])), dtype=np.int32)
+        index = np.zeros(keys.index_size(indexed + int(self.tuning.new_in_later * pairs.shape[0])), dtype=np.int32)
         rows = np.empty(pairs.shape[0], dtype=np.int32)
         table = on_threads(lambda i: K.index_rows(words, 0, indexed, index) if i == 0 else
                            self._fold_pairs(pairs, table, tmeta, rows), 2)[1]
@@ -212,7 +189,7 @@ class FirstPass:
 
         # both threads renumber the later slots, this one fewer: it indexes the new keys
         # first (zh-large: 168,000 keys in about 2 ms, beside 6-10 ms of renumbering)
-        cut = int(self.RENUMBER_HERE * later.shape[0])
+        cut = int(self.tuning.renumber_here * later.shape[0])
 
         def finish(i: int) -> None:
             if i == 1:
@@ -247,7 +224,7 @@ class FirstPass:
             start, table = K.count_slots(order, start, self.base, self.tlen, self.tmult, self.S, keys.words,
                                          keys.meta, keys.capacity, table, tmeta)
             if start < n:
-                keys.reserve_rows(int(self.tlen[order[start]]) + int(keys.GROWTH * keys.nkeys))
+                keys.reserve_rows(int(self.tlen[order[start]]) + int(keys.growth * keys.nkeys))
             if progress:
                 progress("count", start, self.order.shape[0])
         return table, tmeta
@@ -267,7 +244,7 @@ class FirstPass:
         while start < piece.shape[0]:
             kst, kst1 = key_states(keys, 1)
             start = K.link_slots(piece, start, self.base, self.tlen, self.tmult, self.S, keys.words, keys.slots,
-                                 keys.meta, keys.room, self.smul, kst, kst, kst1, 1, self.CLASS_SHIFT, 0, _NO_LOCK)
+                                 keys.meta, keys.room, self.smul, kst, kst, kst1, 1, self.tuning.class_shift, 0, _NO_LOCK)
             if start < piece.shape[0]:
                 keys.reserve(int(self.tlen[piece[start]]))
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..kernels import kernels as K
 from ..vocab import KEY_BYTES, key_matrix
+from .tuning import DEFAULT, Tuning
 
 
 def _zeros_like_grown(array: np.ndarray, size: int, used: int | None = None) -> np.ndarray:
@@ -40,9 +41,9 @@ class KeyTable:
     many keys fit before either must grow: the ``key_limit`` of the kernels.
     """
 
-    GROWTH = 0.5
-
-    def __init__(self, capacity: int = 1 << 14) -> None:
+    def __init__(self, tuning: Tuning = DEFAULT) -> None:
+        capacity = tuning.key_capacity
+        self.growth = tuning.growth
         self.words = np.zeros((capacity, 3), dtype=np.uint64)
         self.slots = np.zeros(_pow2_at_least(2 * capacity), dtype=np.int32)
         self.meta = np.zeros(1, dtype=np.int64)
@@ -85,12 +86,12 @@ class KeyTable:
                 self._extra[name] = _zeros_like_grown(array, rows, self.nkeys)
 
     def reserve(self, extra: int) -> None:
-        """Room for ``extra`` more keys; what has to grow grows by ``GROWTH`` times the
+        """Room for ``extra`` more keys; what has to grow grows by ``growth`` times the
         keys there are as well, so that growing stays rare."""
         need = self.nkeys + extra
         if need <= self.room:
             return
-        target = need + int(self.GROWTH * self.nkeys)
+        target = need + int(self.growth * self.nkeys)
         if need > self.capacity:
             self.reserve_rows(target - self.nkeys)
         if need > self.slots.shape[0] // 2:
@@ -98,9 +99,9 @@ class KeyTable:
             K.reindex(self.words, self.nkeys, self.slots)
 
     def index_size(self, nkeys: int) -> int:
-        """The size of an index of ``nkeys`` keys with room for ``GROWTH`` times as many
+        """The size of an index of ``nkeys`` keys with room for ``growth`` times as many
         more, at most half full, as ``reserve`` leaves it."""
-        return _pow2_at_least(2 * (nkeys + int(self.GROWTH * nkeys)))
+        return _pow2_at_least(2 * (nkeys + int(self.growth * nkeys)))
 
     def index_all(self) -> None:
         """Index every row, after a kernel appended keys without indexing them

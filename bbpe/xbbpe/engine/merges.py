@@ -55,18 +55,10 @@ class Merger:
     applies each step's winner in class 1 while this thread does class 0.
     """
 
-    STEPS_PER_CALL = 256
-    COMPACT_AT = 2  # squeeze the slots once half of them are merged away
-    HEAP_SPARE = 1024  # the heap starts with room for two entries per live key, plus this
-    FOLLOWER = True  # with two classes, use the follower (tests turn it off)
-    PARALLEL_FROM = 32  # a step goes to both threads from this many occurrences of its winner
-    SLOW_SHARE = 4  # the follower is too slow once the leader waits 1/this of its time (``too_slow``; 0: never)
-    BENCH_FIRST = 2  # calls without the follower after one in which it was too slow (``_Bench``)
-    BENCH_MOST = 64  # at most this many in a row
-
     def __init__(self, first: FirstPass) -> None:
         """The state after ``first.run()``, which linked the lists when it found a winner."""
         keys = self.keys = first.keys
+        self.tuning = first.tuning
         self.S = first.S
         self.nslots = self.S.shape[0]
         self.smul = first.smul
@@ -77,7 +69,7 @@ class Merger:
         kst[: first.nchars, L.FLAGS] |= L.TOKEN
         if first.best >= 0:
             kst[first.best, L.FLAGS] |= L.TOKEN
-        self._heap_arrays(2 * K.count_live(kst, kst1, self.classes, keys.nkeys) + self.HEAP_SPARE)
+        self._heap_arrays(2 * K.count_live(kst, kst1, self.classes, keys.nkeys) + self.tuning.heap_spare)
         K.heap_rebuild(self.hocc, self.htail, self.hkey, self.hmeta, kst, kst1, self.classes, keys.nkeys)
         # The keys each step changed, per class. A step hands class 1's list to the
         # follower only if it has room for the step (four per site): it starts with room
@@ -90,7 +82,7 @@ class Merger:
             # class 0's keys whose rows the follower frees
             self.frees0 = np.empty(4 * int(kst[: keys.nkeys, L.OCC].max(initial=0)) + 1024, dtype=np.int32)
         self.sync = np.zeros(L.SYNC_SIZE, dtype=np.int64)  # how the kernel and its follower talk
-        self.sync[L.SYNC_SLOW_SHARE] = self.SLOW_SHARE
+        self.sync[L.SYNC_SLOW_SHARE] = self.tuning.slow_share
         self.lock = np.zeros(1, dtype=np.int64)  # held while either of them makes a key
 
     def _heap_arrays(self, capacity: int) -> None:
@@ -108,13 +100,13 @@ class Merger:
         """The winners' keys, one per merge, until the vocabulary reaches ``limit`` or no
         pair occurs twice; ``size`` is the vocabulary size before the first of them."""
         keys = self.keys
-        winners = np.empty(self.STEPS_PER_CALL, dtype=np.int32)
+        winners = np.empty(self.tuning.steps_per_call, dtype=np.int32)
         done = 0
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         if progress:
             progress("merge", 0, total)
-        threaded = self.classes == 2 and self.FOLLOWER and training_threads() > 1
-        bench = _Bench(self.BENCH_FIRST, self.BENCH_MOST)
+        threaded = self.classes == 2 and self.tuning.follower and training_threads() > 1
+        bench = _Bench(self.tuning.bench_first, self.tuning.bench_most)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-merges") if threaded else nullcontext() as pool:
             while size < limit:
                 with_follower = pool is not None and bench.follower_plays()
@@ -122,7 +114,7 @@ class Merger:
                 status, steps, size = self._run(winners, size, limit, pool if with_follower else None)
                 if with_follower:  # over the whole call: its first hand-over waits for the thread to start
                     bench.played(K.too_slow(int(self.sync[L.SYNC_WAITED]) - waited, time.perf_counter_ns() - start,
-                                            self.SLOW_SHARE))
+                                            self.tuning.slow_share))
                 raw, lens = keys.rows(winners[:steps])
                 yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
                 done += steps
@@ -132,7 +124,7 @@ class Merger:
                     keys.reserve_rows(int(self.hmeta[1]) + keys.nkeys // 2)
                 elif status not in (0, L.RESTART):
                     return
-                if self.COMPACT_AT * self.smeta[0] > self.nslots:
+                if self.tuning.compact_at * self.smeta[0] > self.nslots:
                     self._compact()
 
     def _run(self, winners: np.ndarray, size: int, limit: int,
@@ -152,10 +144,10 @@ class Merger:
         try:
             (status, steps, size, keys.slots, self.hocc, self.htail, self.hkey, self.dirty, self.dirty1,
              self.pvals1) = K.run_merges(
-                self.STEPS_PER_CALL, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta, kst,
+                self.tuning.steps_per_call, size, limit, winners, self.S, self.smul, keys.words, keys.slots, keys.meta, kst,
                 kst1, self.classes, finger, finger1, free, self.fmeta, self.hocc, self.htail, self.hkey, self.hmeta,
                 self.smeta, self.dirty, self.dirty1, self.pvals1, self.frees0, self.sync, self.lock,
-                follower is not None, self.PARALLEL_FROM)
+                follower is not None, self.tuning.parallel_from)
         finally:
             if follower is not None:
                 K.stop_follower(self.sync)  # wakes it if it sleeps

@@ -15,6 +15,7 @@ from ...common.threads import on_threads
 from ..kernels import kernels as K
 from ..kernels import tables as L
 from .keytable import KeyTable, _pow2_at_least, _zeros_like_grown
+from .tuning import DEFAULT, Tuning
 
 
 class TypeStore:
@@ -25,22 +26,16 @@ class TypeStore:
     (``for_corpus``: as many tokens as the corpus has bytes, a type per 24 bytes), which
     costs no memory until used and spares the copies of growing. The hash index, touched
     all over, starts with room for that many types (at most half full) up to
-    ``INDEX_START`` entries, and grows beyond with the types actually stored.
+    ``Tuning.index_start`` entries, and grows beyond with the types actually stored.
     """
 
-    # The largest index a store starts with (4 MB). Grown from 8,192 entries, the index of
-    # half of zh-large (273,000 types) was rebuilt four times, the last near the end of the
-    # part: 348,000 reinsertions, 7 ms of the scan's 0.125 s (medians of 8 processes;
-    # en-large's scan did not slow down with its larger index: 0.1385 s -> 0.1348 s)
-    INDEX_START = 1 << 20
-
-    def __init__(self, capacity: int = 1 << 12, tokens: int = 1 << 16) -> None:
+    def __init__(self, capacity: int, tokens: int, index_start: int) -> None:
         self.ttoks = np.zeros(tokens, dtype=np.int32)
         self.tstart = np.zeros(capacity + 1, dtype=np.int64)
         self.tmult = np.zeros(capacity, dtype=np.int64)
         self.tlast = np.zeros(capacity, dtype=np.int64)
         self.thash = np.zeros(capacity, dtype=np.uint64)
-        self.tslots = np.zeros(_pow2_at_least(min(2 * capacity, self.INDEX_START)), dtype=np.int32)
+        self.tslots = np.zeros(_pow2_at_least(min(2 * capacity, index_start)), dtype=np.int32)
         self.tmeta = np.zeros(3, dtype=np.int64)  # types, tokens, lists seen
         # Scanned last list first (``scan_types_backward``): then ``number`` gives each type
         # its number in first-occurrence order, once the scan is over (``finish``)
@@ -48,9 +43,11 @@ class TypeStore:
         self.number: np.ndarray | None = None
 
     @classmethod
-    def for_corpus(cls, size: int) -> TypeStore:
+    def for_corpus(cls, size: int, tuning: Tuning = DEFAULT) -> TypeStore:
         """Room for a corpus of ``size`` bytes (0: unknown, start small)."""
-        return cls(capacity=max(1 << 12, size // 24), tokens=max(1 << 16, size + 1))
+        if not tuning.stores_for_corpus:
+            size = 0
+        return cls(max(tuning.store_types, size // 24), max(tuning.store_tokens, size + 1), tuning.index_start)
 
     @property
     def ntypes(self) -> int:
@@ -157,7 +154,7 @@ class ScannedTypes:
 
 
 def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn | None = None,
-         size_hint: int = 0) -> ScannedTypes:
+         size_hint: int = 0, tuning: Tuning = DEFAULT) -> ScannedTypes:
     """Cut consecutive parts of the UTF-8 training texts, each an iterable of blocks
     (whole segments only; a ``BackwardBlocks`` part gives its blocks last first, and is
     scanned from its end), into type stores: the first on this thread, the others each on
@@ -176,9 +173,10 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
         # two parts that meet (the second a ``BackwardBlocks``) may each take both shares
         paired = isinstance(parts[i], BackwardBlocks) or i + 1 < len(parts) and isinstance(parts[i + 1], BackwardBlocks)
         hint = size_hint * (2 if paired else 1) // len(parts)
-        return _scan_part(parts[i], part_keys[i], hint, done, i, report if i == 0 else None)
+        return _scan_part(parts[i], part_keys[i], TypeStore.for_corpus(hint, tuning), done, i,
+                          report if i == 0 else None)
 
-    part_keys = [keys] + [KeyTable() for _ in parts[1:]]
+    part_keys = [keys] + [KeyTable(tuning) for _ in parts[1:]]
     stores: list = [None] * len(parts)  # each part's, once scanned
     whole: list[ScannedTypes] = []
     # Once every part has its last list, the arrays of the whole are made and each part's
@@ -210,9 +208,8 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
     return types
 
 
-def _scan_part(blocks: Iterable[bytes], keys: KeyTable, size_hint: int, done: list[int], index: int,
+def _scan_part(blocks: Iterable[bytes], keys: KeyTable, types: TypeStore, done: list[int], index: int,
                report: Callable[[], None] | None) -> TypeStore:
-    types = TypeStore.for_corpus(size_hint)
     types.backward = isinstance(blocks, BackwardBlocks)
     memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid
     scan = K.scan_types_backward if types.backward else K.scan_types

@@ -28,8 +28,13 @@ import hashlib
 import importlib
 import os
 from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING
 
 from .aot import MODULES
+
+if TYPE_CHECKING:
+    kernels: ModuleType | SimpleNamespace
+    AHEAD_OF_TIME: bool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -86,4 +91,12 @@ def _load() -> tuple[ModuleType | SimpleNamespace, bool]:
     return jit_kernels(), False
 
 
-kernels, AHEAD_OF_TIME = _load()
+def __getattr__(name: str) -> object:
+    """``kernels`` and ``AHEAD_OF_TIME``, loaded on first use: importing a module of the
+    package for its constants (``tables``: ``bbpe.xbbpe.vocab`` takes ``KEY_BYTES`` from
+    there) loads no kernels, and ``import bbpe`` none."""
+    if name in ("kernels", "AHEAD_OF_TIME"):
+        global kernels, AHEAD_OF_TIME
+        kernels, AHEAD_OF_TIME = _load()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,8 +15,7 @@ bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 import numpy as np
 
 from .numba_support import _inline, _njit, _release, prefetch
-
-KEY_BYTES = 24  # sizeof(WordIdKey::idKey), MaxKeyCount = 3 * 8
+from .tables import KEY_BYTES
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xC2B2AE3D27D4EB4F)

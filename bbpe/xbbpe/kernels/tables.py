@@ -6,6 +6,8 @@ The kernels take them as compile-time constants (the JIT's cache is keyed on eve
 of the package, ``kernels/__init__``, so an edit here is seen).
 """
 
+KEY_BYTES = 24  # sizeof(WordIdKey::idKey), MaxKeyCount = 3 * 8: a key is three uint64 words
+
 # Slots: row s of ``S (n, 4) int32`` (see ``layout``)
 TOK, PK, NXT, PRV = 0, 1, 2, 3
 DEAD = -1  # TOK of a slot merged into its left neighbour, or deleted by the first pass
