@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+from .errors import CorpusError as CorpusError
+from .errors import CorpusWarning as CorpusWarning
 from .errors import FormatError as FormatError
 from .errors import GBKError as GBKError
 from .errors import GBKWarning as GBKWarning
@@ -24,17 +26,19 @@ if TYPE_CHECKING:
 
     train = Tokenizer.train
     load = Tokenizer.load
+    from_bytes = Tokenizer.from_bytes
 
 
 def __getattr__(name: str) -> object:
-    """``Tokenizer``, ``train``, ``load`` and the submodules are imported on first use, so
+    """``Tokenizer``, ``train``, ``load``, ``from_bytes`` and the submodules are imported on first use, so
     that the ``bbpe`` command can set up the process before numpy is imported (``cli``).
     Submodules stay reachable as attributes (``bbpe.codec``: C extensions fetch its C API
     through ``PyCapsule_Import("bbpe.codec._C_API")``)."""
-    if name in ("Tokenizer", "train", "load"):
+    if name in ("Tokenizer", "train", "load", "from_bytes"):
         from .tokenizer import Tokenizer
 
-        globals().update(Tokenizer=Tokenizer, train=Tokenizer.train, load=Tokenizer.load)
+        globals().update(Tokenizer=Tokenizer, train=Tokenizer.train, load=Tokenizer.load,
+                         from_bytes=Tokenizer.from_bytes)
         return globals()[name]
     if name.startswith("__"):  # probes such as __wrapped__ or __path__ lookups: no import
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -55,6 +59,8 @@ def get_include() -> str:
 
 
 __all__ = [
+    "CorpusError",
+    "CorpusWarning",
     "FormatError",
     "GBKError",
     "GBKWarning",
@@ -62,6 +68,7 @@ __all__ = [
     "Tokenizer",
     "UnknownIdError",
     "__version__",
+    "from_bytes",
     "get_include",
     "load",
     "train",

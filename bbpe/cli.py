@@ -27,7 +27,7 @@ from . import __version__
 from .common.corpus import read_chunks, split_lines, windows_text
 from .common.gbk import gbk_line_problem
 from .common.resources import fix_mmap_threshold
-from .errors import FormatError, GBKError, InsufficientMemoryError, UnknownIdError
+from .errors import CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError
 from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
 from .xbbpe import binfile
 
@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     t = sub.add_parser("train", help="train a vocabulary and write a .bin (as `xbbpe train`)")
-    t.add_argument("corpus", nargs="?", help=f"UTF-8 corpus, one text per line (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
+    t.add_argument("corpus", nargs="*", help="UTF-8 corpus files, one text per line, trained on one after the other "
+                   f"as `cat` joins them; - reads stdin (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
     t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
                    help=f"vocabulary size; 0 means no limit (default {DEFAULT_VOCAB_SIZE})")
     t.add_argument("-o", "--output", default="xBBPE.bin", help="output .bin (default xBBPE.bin)")
@@ -56,7 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     t.add_argument("--windows-text", action="store_true",
                    help="read the corpus as the Windows build does: CRLF -> LF, Ctrl-Z ends it")
-    t.add_argument("--strict", action="store_true", help="with --gbk: refuse input that is not GBK")
+    t.add_argument("--strict", action="store_true",
+                   help="refuse a corpus that is not UTF-8 (with --gbk: not GBK) instead of warning")
+    t.add_argument("--no-encodings", action="store_true",
+                   help="write a vocabulary-only .bin, without the stored training encodings (the C++ loads it too)")
     t.add_argument("--no-memory-check", action="store_true",
                    help="train even if the corpus looks too big for the memory available")
 
@@ -67,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--bug-compat", action="store_true", help="reproduce the reference's lossy encoding (Q14, Q20.1)")
     e.add_argument("--windows-text", action="store_true", help="read the input as the Windows build does (CRLF -> LF)")
     e.add_argument("--strict", action="store_true", help="with --gbk: refuse input that is not GBK")
+    e.add_argument("--output-format", choices=("id", "piece"), default="id",
+                   help="id: the ids (as `xbbpe encode`); piece: the tokens as text, <0xHH> for a byte that is "
+                        "not part of a UTF-8 char (as `spm_encode --output_format=piece`)")
 
     d = sub.add_parser("decode", help="lines of ids -> text lines (as `xbbpe decode`)")
     d.add_argument("-m", "--model", required=True, help=".bin file")
@@ -91,6 +98,13 @@ def _ids_line(ids: list[int]) -> bytes:
     return " ".join(map(str, ids)).encode() + b"\n"
 
 
+def _pieces_line(tok: Tokenizer, ids: list[int]) -> bytes:
+    # pieces are separated by spaces: a space or LF inside one is written as its byte form,
+    # which token_to_id reads back as well
+    pieces = (piece.replace(" ", "<0x20>").replace("\n", "<0x0A>") for piece in tok.convert_ids_to_tokens(ids))
+    return " ".join(pieces).encode() + b"\n"
+
+
 def _parse_ids(line: bytes, lineno: int) -> list[int]:
     ids = []
     for token in line.split():
@@ -108,10 +122,10 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     if not re.fullmatch(r"[0-9]+", text):
         raise CliError(f"--vocab-size: {args.vocab_size!r} is not a non-negative integer")
     fix_mmap_threshold()  # this process is ours: freed arrays go back to the system
-    tok = Tokenizer.train(args.corpus, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
+    tok = Tokenizer.train(args.corpus or None, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
                           lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty(),
                           windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check,
-                          output=args.output)
+                          output=args.output, encodings=not args.no_encodings)
     if not args.quiet:
         lines = binfile.encoding_count(args.output)
         print(f"bbpe: trained vocab={len(tok)} train_lines={lines} -> {args.output}", file=sys.stderr)
@@ -125,7 +139,8 @@ def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
             if args.strict:
                 raise CliError(message)
             print(f"bbpe: warning: {message}", file=sys.stderr)
-        out.write(_ids_line(tok.encode(line, gbk=args.gbk)))
+        ids = tok.encode(line, gbk=args.gbk)
+        out.write(_ids_line(ids) if args.output_format == "id" else _pieces_line(tok, ids))
 
 
 def _decode(args: argparse.Namespace, out: BinaryIO) -> None:
@@ -207,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         # from failing again when it flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (CliError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError, ValueError, TypeError,
-            OSError) as err:
+    except (CliError, CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError, ValueError,
+            TypeError, OSError) as err:
         message = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
         print(f"bbpe: error: {message}", file=sys.stderr)
         return 1

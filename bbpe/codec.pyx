@@ -140,6 +140,25 @@ cdef int _as_text(object obj, _text* t) except -1:
     return 0
 
 
+def _plain_text(obj, str name):
+    """A text that is not exactly a str or bytes, as the str or bytes the encoder takes: a
+    str or bytes subclass (numpy's ``str_``, ``bytes_``) as the plain object, a buffer of
+    bytes (bytearray, memoryview, a uint8 array) copied; anything else is a TypeError that
+    names ``name`` and the type (``None`` is no empty text, an int no count of NULs)."""
+    if isinstance(obj, str):
+        return str(obj)
+    if isinstance(obj, bytes):
+        return bytes(obj)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise TypeError(f"{name} must be a str or a bytes-like object, got {type(obj).__name__}") from None
+    if view.itemsize != 1 or view.format not in ("B", "b", "c"):
+        raise TypeError(f"{name} must be a str or a bytes-like object of bytes, got a buffer of "
+                        f"{view.format!r} items ({type(obj).__name__})")
+    return view.tobytes()
+
+
 cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap, int flags) noexcept nogil:
     """Encode a text into dst (room: _text_cap), bytes or a str's code units."""
     if t.kind == 0:
@@ -688,6 +707,23 @@ cdef class Model:
     def n_keys(self):
         return self.view.n_keys
 
+    def key_data(self):
+        """(keys, lens): what ``Model(keys, lens)`` was built from."""
+        cdef Py_ssize_t n = self.view.n_keys
+        return (PyBytes_FromStringAndSize(<const char*>self.view.keys, BBPE_KEY_BYTES * n),
+                PyBytes_FromStringAndSize(<const char*>self.view.lens, n))
+
+    def __reduce__(self):
+        # the keys, not the trie: a pickle is the vocabulary's size, and loading rebuilds
+        return (Model, self.key_data())
+
+    def __eq__(self, other):
+        if not isinstance(other, Model):
+            return NotImplemented
+        return self is other or self.key_data() == (<Model>other).key_data()
+
+    __hash__ = None
+
     def lookup(self, const uint8_t[::1] key):
         """Id of the key, or -1."""
         return bbpe_lookup(&self.view, &key[0] if key.shape[0] else NULL, key.shape[0])
@@ -717,6 +753,8 @@ cdef class Model:
         cdef int32_t small[4096]
         cdef int32_t* buf = &small[0]
         cdef size_t cap
+        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
+            data = _plain_text(data, "text")
         if PyBytes_CheckExact(data) or PyUnicode_CheckExact(data):
             _as_text(data, &t)
         else:
@@ -1035,6 +1073,60 @@ def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] star
     return offset, -1, 0
 
 
+cdef Py_ssize_t _utf8_valid_prefix(const uint8_t* s, Py_ssize_t n, bint* invalid) noexcept nogil:
+    """The length of the longest prefix of s[0:n] made of whole valid UTF-8 sequences (as
+    Python's strict decoder defines them: no overlongs, no surrogates, at most U+10FFFF);
+    *invalid says whether what follows is invalid (rather than a sequence cut by the end)."""
+    cdef Py_ssize_t i = 0, need, k
+    cdef uint8_t c, c1, lo, hi
+    invalid[0] = False
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            invalid[0] = True
+            return i
+        for k in range(1, need + 1):
+            if i + k >= n:
+                return i  # cut by the end: the caller may have the rest
+            c1 = s[i + k]
+            if not ((lo if k == 1 else 0x80) <= c1 <= (hi if k == 1 else 0xBF)):
+                invalid[0] = True
+                return i
+        i += need + 1
+    return n
+
+
+def utf8_valid_prefix(const uint8_t[::1] data, Py_ssize_t start=0):
+    """(length, invalid): the longest prefix of ``data`` that is whole valid UTF-8 (from
+    ``start``, where a char must begin), and whether the bytes after it are invalid
+    (False: valid, or a sequence the end cuts). Without the GIL."""
+    cdef Py_ssize_t n = data.shape[0], at
+    cdef bint invalid = False
+    if not 0 <= start <= n:
+        raise ValueError(f"start {start} is outside the data (0..{n})")
+    with nogil:
+        at = start + _utf8_valid_prefix(&data[0] + start if n else NULL, n - start, &invalid)
+    return at, invalid
+
+
 def plain_texts(list texts):
     """True when every item is exactly a str or bytes (what the batch encoder takes as is);
     a C loop, so a large batch needs no Python-level pass to check it."""
@@ -1099,9 +1191,9 @@ cdef class StreamDecoder:
     ('', '', '九')
     """
 
-    cdef Model model
+    cdef readonly Model model
     cdef bbpe_stream state
-    cdef str errors
+    cdef readonly str errors
 
     def __cinit__(self, Model model, str errors="replace"):
         self.model = model
@@ -1114,7 +1206,9 @@ cdef class StreamDecoder:
         cdef int64_t written, kid
         cdef Py_ssize_t pos = 0
         parts = []
-        for item in ((ids,) if isinstance(ids, int) else ids):
+        if isinstance(ids, int) or (hasattr(ids, "__index__") and not hasattr(ids, "__iter__")):
+            ids = (ids,)  # one id: an int, or what ``argmax()`` returns (a numpy integer)
+        for item in ids:
             kid = _item_id(<PyObject*>item, pos, self.model.view.n_keys)
             written = bbpe_decode_stream(&self.model.view, &self.state, kid, buf, sizeof(buf))
             if written == BBPE_ERR_UNKNOWN_ID:
@@ -1134,6 +1228,19 @@ cdef class StreamDecoder:
     def pending(self):
         """The bytes held back, waiting for the rest of their char."""
         return PyBytes_FromStringAndSize(<char*>self.state.pending, self.state.npending)
+
+    def __reduce__(self):
+        return (_stream_decoder, (self.model, self.errors, self.pending))
+
+
+def _stream_decoder(Model model, str errors, bytes pending):
+    """A StreamDecoder in the state a pickled one was in (``StreamDecoder.__reduce__``)."""
+    cdef StreamDecoder decoder = StreamDecoder(model, errors)
+    if len(pending) > 8:
+        raise ValueError(f"a stream decoder holds at most 8 pending bytes, got {len(pending)}")
+    memcpy(decoder.state.pending, PyBytes_AS_STRING(pending), len(pending))
+    decoder.state.npending = len(pending)
+    return decoder
 
 
 # ----------------------------------------------------------------------------- the C API

@@ -41,3 +41,14 @@ class GBKWarning(UserWarning):
 class InsufficientMemoryError(MemoryError):
     """Training would need more memory than the machine has available; the message says
     how much of each, and how to go ahead anyway."""
+
+
+class CorpusError(ValueError):
+    """A corpus training refuses with ``strict``: bytes that are not UTF-8 (without
+    ``gbk``); the message names the file, the byte offset and the line."""
+
+
+class CorpusWarning(UserWarning):
+    """A corpus that trains, but probably not as meant: bytes that are not UTF-8 (without
+    ``gbk``: the vocabulary then holds keys that are not text), an empty corpus, or one in
+    which no pair occurs twice (nothing to merge)."""

@@ -13,11 +13,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache, partial
 from itertools import pairwise
+from typing import BinaryIO
 
 import numpy as np
 
 try:
-    from .codec import Model, StreamDecoder, TokenizerBase, plain_texts
+    from .codec import Model, StreamDecoder, TokenizerBase, _plain_text, plain_texts
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
         f"bbpe's compiled codec is missing from {os.path.dirname(__file__)}: this is the source tree. "
@@ -27,6 +28,7 @@ from .common.corpus import Corpus, block_lines, split_lines
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
+from .common.token_text import token_bytes, token_text
 from .errors import UnknownIdError
 from .xbbpe import binfile, pipeline
 from .xbbpe.pipeline import id_dtype
@@ -102,9 +104,32 @@ class Tokenizer(TokenizerBase):
         self._enc_ids = ids.astype(id_dtype(len(self._keys)), copy=False)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, bug_compat: bool = False) -> Tokenizer:
-        """Load a ``.bin`` written by bbpe or by the reference. Raises FormatError, OSError."""
-        contents = binfile.read_bin(path)
+    def load(cls, source: str | os.PathLike[str] | BinaryIO, *, bug_compat: bool = False) -> Tokenizer:
+        """Load a ``.bin`` written by bbpe or by the reference, from a path or a binary file
+        object (anything with ``read``). Raises FormatError (naming the file and the byte
+        offset), OSError. The contents as bytes go to ``from_bytes``."""
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            raise TypeError("load takes a path or a binary file object; for a model's bytes use Tokenizer.from_bytes")
+        if hasattr(source, "read"):
+            data = source.read()
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"load: the file object gave {type(data).__name__}, not bytes (open it in 'rb' mode)")
+            return cls.from_bytes(data, bug_compat=bug_compat, name=str(getattr(source, "name", "<file object>")))
+        if not isinstance(source, (str, os.PathLike)):
+            raise TypeError(f"load takes a path or a binary file object, got {type(source).__name__}")
+        return cls._from_contents(binfile.read_bin(source), bug_compat)
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, bug_compat: bool = False,
+                   name: str = "<bytes>") -> Tokenizer:
+        """A tokenizer from the bytes of a ``.bin`` (what ``to_bytes`` gives). ``name`` is
+        what errors call it."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"from_bytes takes bytes, got {type(data).__name__} (a path goes to Tokenizer.load)")
+        return cls._from_contents(binfile.parse_bin(bytes(data), name), bug_compat)
+
+    @classmethod
+    def _from_contents(cls, contents: binfile.BinContents, bug_compat: bool) -> Tokenizer:
         records = contents.records
         by_id = records[np.argsort(records["id"])]  # ids are 0..n-1, each once (checked)
         lens = by_id["len"].astype(np.int64)
@@ -115,15 +140,26 @@ class Tokenizer(TokenizerBase):
         tok._set_encoding_arrays(np.diff(contents.encoding_offsets), contents.encoding_ids)
         return tok
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the reference's ``.bin`` layout atomically (records in ``record_order``)."""
-        binfile.write_bin(path, self._bin_contents())
+    def save(self, target: str | os.PathLike[str] | BinaryIO, *, encodings: bool = True) -> None:
+        """Write the reference's ``.bin`` layout (records in ``record_order``): to a path
+        atomically (the old file or the whole new one, never half of it), or to a binary
+        file object. ``encodings=False`` leaves the stored training encodings out: a
+        vocabulary-only ``.bin`` (its encoding count 0), which the C++ loads as well."""
+        contents = self._bin_contents(encodings)
+        if hasattr(target, "write"):
+            binfile.write_contents(target, contents)
+            return
+        if not isinstance(target, (str, os.PathLike)):
+            raise TypeError(f"save takes a path or a binary file object, got {type(target).__name__}")
+        binfile.write_bin(target, contents)
 
-    def to_bytes(self) -> bytes:
-        """The ``.bin`` file image."""
-        return binfile.bin_bytes(self._bin_contents())
+    def to_bytes(self, *, encodings: bool = True) -> bytes:
+        """The ``.bin`` file image (``from_bytes`` reads it back)."""
+        return binfile.bin_bytes(self._bin_contents(encodings))
 
-    def _bin_contents(self) -> binfile.BinContents:
+    def _bin_contents(self, encodings: bool = True) -> binfile.BinContents:
+        if not encodings:
+            return binfile.BinContents(self._records(), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
         return binfile.BinContents(self._records(), self._enc_offsets, self._enc_ids)
 
     def _records(self) -> np.ndarray:
@@ -133,7 +169,7 @@ class Tokenizer(TokenizerBase):
     @classmethod
     def train(
         cls,
-        corpus_path: str | os.PathLike[str] | None = None,
+        corpus_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
         vocab_size: int = DEFAULT_VOCAB_SIZE,
         *,
         gbk: bool = False,
@@ -144,10 +180,16 @@ class Tokenizer(TokenizerBase):
         strict: bool = False,
         memory_check: bool = True,
         output: str | os.PathLike[str] | None = None,
+        encodings: bool = True,
     ) -> Tokenizer:
         """Train on a corpus file as ``LoadDataFileTrain(path, vocab_size)`` does.
 
-        With no path, the bundled Tang poems (``data/tang300.txt``). ``gbk``: the corpus is
+        With no path, the bundled Tang poems (``data/tang300.txt``); a list of paths trains
+        on the files one after the other, as the C++ trains on ``cat a.txt b.txt``; ``"-"``
+        reads standard input. A corpus that is not valid UTF-8 (without ``gbk``) trains as
+        in the C++ but warns (``CorpusWarning``, naming the file, offset and line), or is
+        refused with ``strict`` (``CorpusError``); so does one that learns nothing (empty,
+        or no pair occurs twice). ``gbk``: the corpus is
         GBK (Q19); lines the reference's conversion changes are reported (``GBKWarning``),
         or refused with ``strict`` (``GBKError``). ``windows_text``: read the file as the
         Windows build does (CRLF -> LF, Ctrl-Z ends it; Q19). ``bug_compat``: a missing
@@ -162,15 +204,17 @@ class Tokenizer(TokenizerBase):
         ``output``: write the ``.bin`` there (what ``save(output)`` would write) while the
         stored encodings are made, without keeping them: the returned tokenizer then holds
         none (``Tokenizer.load(output)`` has them). That saves their memory and time on a
-        large corpus; ``bbpe train`` does it.
+        large corpus; ``bbpe train`` does it. ``encodings=False`` makes no stored
+        encodings at all (a vocabulary-only model: ``save(..., encodings=False)``), which
+        spares their time and, on a large corpus, nearly all of the ``.bin``.
 
         >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
         [229, 186, 138, 323, 400, 277, 506]
         """
-        path = DEFAULT_CORPUS if corpus_path is None else corpus_path
-        source = Corpus.from_file(path, gbk=gbk, missing_is_empty=bug_compat, windows=windows_text, strict=strict)
+        paths = DEFAULT_CORPUS if corpus_path is None else corpus_path
+        source = Corpus.from_files(paths, gbk=gbk, missing_is_empty=bug_compat, windows=windows_text, strict=strict)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress, output=output, memory_check=memory_check)
+                          progress=progress, output=output, memory_check=memory_check, encodings=encodings)
 
     @classmethod
     def train_from_iterator(
@@ -184,6 +228,7 @@ class Tokenizer(TokenizerBase):
         progress: bool | ProgressFn = False,
         strict: bool = False,
         output: str | os.PathLike[str] | None = None,
+        encodings: bool = True,
     ) -> Tokenizer:
         """Train on lines given one by one, as if they were the lines of a corpus file.
 
@@ -195,16 +240,20 @@ class Tokenizer(TokenizerBase):
         """
         source = Corpus.from_lines(lines, gbk=gbk, strict=strict)
         return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress, output=output)
+                          progress=progress, output=output, encodings=encodings)
 
     @classmethod
     def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
                progress: bool | ProgressFn, output: str | os.PathLike[str] | None,
-               memory_check: bool = False) -> Tokenizer:
+               memory_check: bool = False, encodings: bool = True) -> Tokenizer:
         """The training pipeline (``xbbpe.pipeline``) on ``source``, once; its model becomes
         this tokenizer."""
-        trained = pipeline.train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                                 progress=progress, output=output, memory_check=memory_check)
+        try:
+            trained = pipeline.train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
+                                     progress=progress, output=output, memory_check=memory_check,
+                                     encodings=encodings)
+        finally:
+            source.close()
         tok = cls.__new__(cls)  # the model is built: adopted, not built again
         tok._adopt(trained.keys, trained.model, trained.record_order, bug_compat)
         if trained.ids is None:
@@ -233,11 +282,11 @@ class Tokenizer(TokenizerBase):
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
         if gbk:
-            data = [self._utf8(t, gbk) for t in texts]
+            data = [self._utf8(t, gbk, f"texts[{i}]") for i, t in enumerate(_text_list(texts))]
         else:
-            data = texts if type(texts) is list else list(texts)
+            data = _text_list(texts)
             if not plain_texts(data):
-                data = [t if type(t) in (str, bytes) else bytes(t) for t in data]
+                data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(data)]
         threads = max(1, min(num_threads or usable_cpus(), len(data) or 1))
         work = self._many_encoder(out)
         if threads == 1:
@@ -275,20 +324,21 @@ class Tokenizer(TokenizerBase):
         return self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
 
     @staticmethod
-    def _utf8(text: str | bytes, gbk: bool) -> bytes:
+    def _utf8(text: str | bytes, gbk: bool, name: str = "text") -> bytes:
+        text = _plain_text(text, name) if type(text) not in (str, bytes) else text
         if isinstance(text, str):
             if gbk:
-                raise TypeError("gbk=True takes the GBK bytes of the text, not a str")
+                raise TypeError(f"gbk=True takes the GBK bytes of {name}, not a str")
             return text.encode("utf-8", "surrogatepass")
         data = bytes(text)
         return gbk_to_utf8(data) if gbk else data
 
     # ------------------------------------------------------------------ decoding
 
-    def decode_bytes(self, ids: Iterable[int], *, gbk: bool = False) -> bytes:
+    def decode_bytes(self, ids: int | Iterable[int], *, gbk: bool = False) -> bytes:
         """Ids -> the exact bytes (UTF-8), or with ``gbk=True`` what the reference's ``ToGBK``
         makes of them. Raises UnknownIdError naming the id and its position."""
-        data = self._model.decode(ids if type(ids) is list else _id_array(ids, len(self._keys)))
+        data = self._model.decode(self._decodable(ids))
         return utf8_to_gbk(data) if gbk else data
 
     def decoder(self, errors: str = "replace") -> StreamDecoder:
@@ -300,12 +350,23 @@ class Tokenizer(TokenizerBase):
         """
         return StreamDecoder(self._model, errors)
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+    def decode(self, ids: int | Iterable[int], errors: str = "replace") -> str:
         """Ids -> str; bytes that are not valid UTF-8 follow ``errors`` (as ``bytes.decode``).
 
         ``decode(encode(s), errors="surrogatepass") == s`` for every str ``s``.
         """
-        return self._model.decode_str(ids if type(ids) is list else _id_array(ids, len(self._keys)), errors)
+        return self._model.decode_str(self._decodable(ids), errors)
+
+    def _decodable(self, ids: int | Iterable[int]) -> list | np.ndarray | array:
+        """What the codec decodes: a list as it is, one id (an int, a numpy integer, a 0-d
+        array: what ``argmax()`` returns) as a list of it, anything else as an int64 buffer."""
+        if type(ids) is list:
+            return ids
+        if _is_one_id(ids):
+            return [ids]
+        if isinstance(ids, (str, bytes, bytearray)):
+            raise TypeError(f"ids must be integers, got {type(ids).__name__}")
+        return _id_array(ids, len(self._keys))
 
     # ------------------------------------------------------------------ vocabulary
 
@@ -319,10 +380,8 @@ class Tokenizer(TokenizerBase):
         return self._model
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The bytes of one id."""
-        if not 0 <= token_id < len(self._keys):
-            raise ValueError(f"unknown id {token_id} (the vocabulary has ids 0..{len(self._keys) - 1})")
-        return self._keys[token_id]
+        """The bytes of one id (UnknownIdError for an id not in the vocabulary)."""
+        return self._keys[self._checked_id(token_id)]
 
     @property
     def keys(self) -> list[bytes]:
@@ -330,7 +389,9 @@ class Tokenizer(TokenizerBase):
         return list(self._keys)
 
     def token_id(self, key: bytes) -> int | None:
-        """The id of a key, or None."""
+        """The id of a key given as bytes, or None (``token_to_id`` takes text too)."""
+        if not isinstance(key, (bytes, bytearray, memoryview)):
+            raise TypeError(f"key must be bytes, got {type(key).__name__} (token_to_id takes a str)")
         kid = self._model.lookup(bytes(key)) if len(key) <= KEY_BYTES else -1
         return None if kid < 0 else kid
 
@@ -371,8 +432,111 @@ class Tokenizer(TokenizerBase):
         """``GetEOS()``: the id of ``</S>``."""
         return self._special(EOS)
 
+    @property
+    def vocab_size(self) -> int:
+        """The number of ids (HF's ``vocab_size``; ``len(tok)`` too)."""
+        return len(self._keys)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Every token as text (``id_to_token``) -> its id, as HF ``tokenizers`` gives it."""
+        return {token_text(key): i for i, key in enumerate(self._keys)}
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token of an id as text: its UTF-8, with ``<0xHH>`` for each byte that is not
+        part of a valid UTF-8 char (``bbpe.common.token_text``: invertible, and no two
+        tokens read the same). Raises UnknownIdError for an id not in the vocabulary."""
+        return token_text(self._keys[self._checked_id(token_id)])
+
+    def token_to_id(self, token: str | bytes) -> int | None:
+        """The id of a token given as text (the form ``id_to_token`` gives) or as bytes, or
+        None when it is not in the vocabulary."""
+        if isinstance(token, str):
+            key = token_bytes(token)
+        elif isinstance(token, (bytes, bytearray, memoryview)):
+            key = bytes(token)
+        else:
+            raise TypeError(f"token must be a str or bytes, got {type(token).__name__}")
+        return self.token_id(key)
+
+    def convert_ids_to_tokens(self, ids: int | Iterable[int]) -> str | list[str]:
+        """``id_to_token`` of each id (of one id: its token), as transformers has it."""
+        if _is_one_id(ids):
+            return self.id_to_token(ids)  # type: ignore[arg-type]
+        return [self.id_to_token(i) for i in _as_id_list(ids)]
+
+    def convert_tokens_to_ids(self, tokens: str | bytes | Iterable[str | bytes]) -> int | None | list[int | None]:
+        """``token_to_id`` of each token (of one token: its id)."""
+        if isinstance(tokens, (str, bytes)):
+            return self.token_to_id(tokens)
+        return [self.token_to_id(t) for t in tokens]
+
+    def _checked_id(self, token_id: object, position: int = 0) -> int:
+        if isinstance(token_id, float) or not hasattr(token_id, "__index__"):
+            raise TypeError(f"an id must be an integer, got {type(token_id).__name__}")
+        kid = token_id.__index__()
+        if not 0 <= kid < len(self._keys):
+            raise UnknownIdError(kid, position, len(self._keys))
+        return kid
+
+    # ------------------------------------------------------------------ copying and comparing
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its vocabulary, record order, stored encodings and options (the
+        codec's trie is rebuilt on loading): what ``multiprocessing`` and DataLoader
+        workers need, and ``copy.deepcopy`` too."""
+        return (_rebuilt, (type(self), self._keys, self._record_order, self._enc_offsets, self._enc_ids,
+                           self.bug_compat))
+
+    def __eq__(self, other: object) -> bool:
+        """The same vocabulary, record order, stored encodings and options."""
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return (self is other or self._keys == other._keys and self.bug_compat == other.bug_compat
+                and np.array_equal(self._record_order, other._record_order)
+                and np.array_equal(self._enc_offsets, other._enc_offsets)
+                and np.array_equal(self._enc_ids, other._enc_ids))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable options: not a dict key
+
     def __repr__(self) -> str:
         return f"<bbpe.Tokenizer: {len(self)} ids, {len(self._enc_offsets) - 1} stored encodings>"
+
+
+def _rebuilt(cls: type[Tokenizer], keys: list[bytes], record_order: np.ndarray, offsets: np.ndarray,
+             ids: np.ndarray, bug_compat: bool) -> Tokenizer:
+    """A pickled tokenizer (``Tokenizer.__reduce__``), built again."""
+    tok = cls(keys, record_order=record_order, bug_compat=bug_compat)
+    tok._enc_offsets, tok._enc_ids = offsets, ids
+    return tok
+
+
+def _is_one_id(ids: object) -> bool:
+    """An int, a numpy integer or a 0-d integer array: one id, not a sequence of them."""
+    if isinstance(ids, np.ndarray):
+        return ids.ndim == 0
+    return not isinstance(ids, (str, bytes)) and hasattr(ids, "__index__") and not hasattr(ids, "__iter__")
+
+
+def _as_id_list(ids: object) -> list:
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TypeError(f"ids must be integers, got {type(ids).__name__}")
+    if isinstance(ids, np.ndarray):
+        return ids.reshape(-1).tolist()
+    return ids if type(ids) is list else list(ids)  # type: ignore[call-overload]
+
+
+def _text_list(texts: object) -> list:
+    """A batch of texts as a list; a single text (str, bytes) is refused, not taken char by
+    char."""
+    if isinstance(texts, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"texts must be a sequence of texts, got one {type(texts).__name__} "
+                        "(encode takes a single text)")
+    if type(texts) is list:
+        return texts
+    try:
+        return list(texts)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"texts must be a sequence of texts, got {type(texts).__name__}") from None
 
 
 def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:

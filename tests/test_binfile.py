@@ -52,7 +52,7 @@ def test_message_names_file_and_offset(tiny, tmp_path):
     (b"", 0, "too short"),
     (b"abc", 0, "too short"),
     (struct.pack("<Q", 2**63) + bytes(16), 0, "vocabulary count"),
-    (b"this is a text file, not a vocabulary\n", 0, "vocabulary count"),
+    (b"this is a text file, not a vocabulary\n", 0, "this is a text file, not a .bin model"),
 ])
 def test_small_garbage(data, offset, message):
     with pytest.raises(bbpe.FormatError, match=message) as info:

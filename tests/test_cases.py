@@ -7,6 +7,9 @@ from conftest import DATA
 
 import bbpe
 
+# some regression cases are not UTF-8 or learn nothing on purpose (test_reliability.py has the warnings)
+pytestmark = pytest.mark.filterwarnings("ignore::bbpe.CorpusWarning")
+
 CASES = DATA / "cases"
 TABLE = [line.split("\t")[:2] for line in (CASES / "cases.tsv").read_text().splitlines() if line and line[0] != "#"]
 

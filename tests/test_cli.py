@@ -94,7 +94,7 @@ def test_dumps():
     (["train", str(TANG300), "--vocab-size", "-5"], b"", "not a non-negative integer"),
     (["train", str(TANG300), "--vocab-size", "abc"], b"", "not a non-negative integer"),
     (["train", str(TANG300), "--vocab-size", "4294967296"], b"", "uint32"),
-    (["vocab", str(TANG300)], b"", "offset 0: vocabulary count"),
+    (["vocab", str(TANG300)], b"", "offset 0: this is a text file, not a .bin model"),
 ])
 def test_errors_are_one_line(args, stdin, message, tmp_path):
     r = bbpe(*args, stdin=stdin, cwd=tmp_path)

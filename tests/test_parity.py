@@ -23,7 +23,9 @@ from bbpe.common.gbk import gbk_to_utf8
 RANDOM_CORPORA = 200
 
 # Random GBK corpora hold undecodable bytes on purpose; the warning itself is tested in test_gbk.
-pytestmark = pytest.mark.filterwarnings("ignore::bbpe.GBKWarning")
+# the random corpora hold bytes that are not UTF-8 (or not GBK), and some learn nothing, on
+# purpose: the warnings that says so are test_reliability.py's
+pytestmark = [pytest.mark.filterwarnings("ignore::bbpe.GBKWarning"), pytest.mark.filterwarnings("ignore::bbpe.CorpusWarning")]
 
 
 def check_codec(oracle, model: Path, tok: bbpe.Tokenizer, texts: list[bytes], gbk: bool = False) -> None:

@@ -29,7 +29,8 @@ GOLDEN800 = DATA / "golden" / "tang300_v800.bin"
 def test_empty_corpus(tmp_path):
     path = tmp_path / "empty.txt"
     path.write_bytes(b"")
-    tok = bbpe.Tokenizer.train(path, 800)
+    with pytest.warns(bbpe.CorpusWarning, match="empty.txt: the corpus is empty: nothing was learned"):
+        tok = bbpe.Tokenizer.train(path, 800)
     assert len(tok) == 270 and tok.train_encodings == []  # Q10/Q18: only the initial keys and specials
 
 
@@ -42,8 +43,14 @@ def test_path_through_a_file(tmp_path):
 def test_binary_junk_trains_and_round_trips(tmp_path):
     rng = random.Random(3)
     path = tmp_path / "junk.bin.txt"
-    path.write_bytes(bytes(rng.randrange(256) for _ in range(200_000)))
-    tok = bbpe.Tokenizer.train(path, 0)
+    data = bytes(rng.randrange(256) for _ in range(200_000))
+    path.write_bytes(data)
+    with pytest.raises(UnicodeDecodeError) as bad:
+        data.decode("utf-8")
+    first_bad = bad.value.start
+    line = data[:first_bad].count(b"\n") + 1
+    with pytest.warns(bbpe.CorpusWarning, match=rf"junk.bin.txt: byte offset {first_bad} \(line {line}\) is not UTF-8"):
+        tok = bbpe.Tokenizer.train(path, 0)
     tok.save(tmp_path / "junk.bin")
     assert bbpe.Tokenizer.load(tmp_path / "junk.bin").keys == tok.keys
     for line in path.read_bytes().split(b"\n")[:200]:
@@ -54,7 +61,8 @@ def test_cut_char_at_the_end_of_a_segment(tmp_path):
     """Q20.1 in training: the reference pads the missing bytes with NUL (defined for one
     missing byte); bbpe trains the same keys, and still encodes losslessly by default."""
     lines = ["天地".encode() + b"\xe4\xb8"] * 3
-    tok = bbpe.Tokenizer.train_from_iterator(lines, 0)
+    with pytest.warns(bbpe.CorpusWarning, match=r"<lines>: byte offset 6 \(line 1\) is not UTF-8"):
+        tok = bbpe.Tokenizer.train_from_iterator(lines, 0)
     assert "天地".encode() + b"\xe4\xb8\x00" in tok.keys
     assert tok.decode_bytes(tok.encode(lines[0])) == lines[0]
 

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
-from ..errors import GBKError, GBKWarning
+from ..errors import CorpusError, CorpusWarning, GBKError, GBKWarning
 from .gbk import gbk_line_problem, gbk_to_utf8
 
 CHUNK_BYTES = 1 << 22
@@ -331,6 +331,8 @@ class Corpus:
         self.strict = strict
         self._reported = False
         self._spool: object = None  # a temporary copy of a pipe, kept as long as the corpus
+        self._files: list[tuple[str, int]] = [(name, 0)]  # each file's name and first offset (from_files)
+        self._whole: Callable[[], contextlib.AbstractContextManager[bytes | memoryview]] | None = None  # all bytes
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, gbk: bool = False, missing_is_empty: bool = False,
@@ -352,8 +354,113 @@ class Corpus:
         if windows:  # text mode changes offsets, and a Ctrl-Z ends everything after it
             return cls(lambda chunk_bytes: windows_text(read_chunks(path, chunk_bytes)), gbk=gbk,
                        size=os.path.getsize(path), name=path, strict=strict)
-        return cls(lambda chunk_bytes: read_chunks(path, chunk_bytes), gbk=gbk, size=os.path.getsize(path), name=path,
-                   strict=strict, reader=lambda: _file_reader(path))
+        corpus = cls(lambda chunk_bytes: read_chunks(path, chunk_bytes), gbk=gbk, size=os.path.getsize(path),
+                     name=path, strict=strict, reader=lambda: _file_reader(path))
+        corpus._whole = lambda: _mapped(path)
+        return corpus
+
+    @classmethod
+    def from_files(cls, paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, gbk: bool = False,
+                   missing_is_empty: bool = False, windows: bool = False, strict: bool = False) -> Corpus:
+        """One or more corpus files (``"-"``: standard input), as their concatenation: what
+        the C++ reads from ``cat a.txt b.txt``. One file is ``from_file``; several, or
+        stdin, are copied to a temporary file first (``_spooled``), each checked before."""
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        elif isinstance(paths, (bytes, bytearray)):
+            raise TypeError("corpus paths must be str or os.PathLike, got bytes")
+        names: list[str] = []
+        for i, path in enumerate(paths):
+            if not isinstance(path, (str, os.PathLike)):
+                raise TypeError(f"corpus path {i} must be a str or os.PathLike, got {type(path).__name__}")
+            names.append(os.fspath(path))
+        if not names:
+            raise ValueError("no corpus file given")
+        if len(names) == 1 and names[0] != "-":
+            return cls.from_file(names[0], gbk=gbk, missing_is_empty=missing_is_empty, windows=windows, strict=strict)
+        for name in names:
+            if name != "-" and os.path.isdir(name):
+                raise IsADirectoryError(f"{name}: is a directory, not a corpus file")
+            if name != "-" and not os.path.exists(name) and not missing_is_empty:
+                open(name, "rb").close()  # the OSError that names it, now
+        if names.count("-") > 1:
+            raise ValueError("standard input ('-') can be read only once")
+        sizes: list[int] = []
+        corpus = cls._spooled(_Concatenated(names, sizes), " + ".join(names).replace("-", "<stdin>", 1) if
+                              names == ["-"] else " + ".join(names), gbk=gbk, windows=windows, strict=strict)
+        starts = itertools.accumulate([0, *sizes[:-1]])
+        corpus._files = [("<stdin>" if name == "-" else name, start) for name, start in zip(names, starts)]
+        return corpus
+
+    def check_utf8(self) -> Callable[[], None]:
+        """Check that the corpus is valid UTF-8; returns ``report``, to call once training
+        is under way. A corpus that is not is refused now with ``strict``
+        (``CorpusError``); otherwise ``report`` warns (``CorpusWarning``), naming the file,
+        the byte offset and the line of its first invalid sequence. The C++ trains on such
+        bytes as they are, and bbpe does too: the vocabulary is the reference's, but it
+        holds keys that are not text (a GBK corpus trained without ``gbk``, most likely).
+        Without ``strict`` the check runs on a thread of its own (it releases the GIL),
+        beside the start of training, where a core is idle (zh-large: 23 ms of work)."""
+        if self.strict:
+            found = self.first_invalid_utf8()
+            if found is not None:
+                raise CorpusError(_not_utf8(*found))
+            return lambda: None
+        result: list[tuple[str, int, int] | None] = []
+        worker = threading.Thread(target=lambda: result.append(self.first_invalid_utf8()), name="bbpe-utf8",
+                                  daemon=True)
+        worker.start()
+
+        def report() -> None:
+            worker.join()
+            if not result:
+                return  # the check failed (reading the corpus): training meets the same error and says so
+            if result[0] is not None:
+                # stacklevel: this, the pipeline, the facade's _train and train (or train_from_iterator)
+                warnings.warn(_not_utf8(*result[0]) + "; strict=True (--strict) refuses it", CorpusWarning,
+                              stacklevel=5)
+
+        return report
+
+    def first_invalid_utf8(self) -> tuple[str, int, int] | None:
+        """(file, byte offset in it, line) of the corpus's first byte sequence that is not
+        valid UTF-8 (a sequence cut by the end of the corpus included), or None. One pass
+        over the raw bytes, validated in the codec without the GIL, copying nothing: a
+        char cut by the end of a chunk is checked joined with the next chunk's first bytes."""
+        from ..codec import utf8_valid_prefix  # the compiled codec: imported when used, as by the tokenizer
+
+        if self._whole is not None:  # the file mapped, or the lines in memory: one call, no copy
+            with self._whole() as data:
+                valid, _ = utf8_valid_prefix(data)
+                size = len(data)
+            return None if valid == size else self._located(valid)
+        carry = b""
+        offset = 0  # of the chunk
+        for chunk in self.chunks():
+            start = 0
+            if carry:  # a char the last chunk cut: it ends in this chunk's first 3 bytes, or is invalid
+                joined = carry + chunk[:3]
+                valid, invalid = utf8_valid_prefix(joined)
+                if valid < len(carry):
+                    if invalid or len(joined) == len(carry) + 3:
+                        return self._located(offset - len(carry))
+                    carry = joined  # still cut: a chunk of one or two bytes
+                    offset += len(chunk)
+                    continue
+                start = valid - len(carry)
+            valid, invalid = utf8_valid_prefix(chunk, start)
+            if invalid:
+                return self._located(offset + valid)
+            carry = chunk[valid:]
+            offset += len(chunk)
+        return self._located(offset - len(carry)) if carry else None
+
+    def _located(self, offset: int) -> tuple[str, int, int]:
+        """(file, offset in it, line in it) of an offset of the corpus (an error path: the
+        lines are counted by reading again)."""
+        name, start = next((name, start) for name, start in reversed(self._files) if start <= offset)
+        lines = sum(chunk.count(b"\n") for chunk in _slice(self.chunks(), start, offset))
+        return name, offset - start, lines + 1
 
     @classmethod
     def _spooled(cls, stream: BinaryIO, name: str, **options: bool) -> Corpus:
@@ -383,13 +490,26 @@ class Corpus:
         """Lines given one by one, as the lines of a file (an item holding LF is several
         lines; a ``str`` is UTF-8 encoded). They are kept, joined, since training reads
         the corpus twice."""
-        data = b"\n".join(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else bytes(line)
-                          for line in lines)
+        if isinstance(lines, (str, bytes, bytearray, memoryview, os.PathLike)):
+            raise TypeError(f"lines must be an iterable of str or bytes lines, got one {type(lines).__name__}; "
+                            "to train on a file, give its path to Tokenizer.train")
+        if not hasattr(lines, "__iter__"):
+            raise TypeError(f"lines must be an iterable of str or bytes lines, got {type(lines).__name__}")
+        data = b"\n".join(_line_bytes(line, i) for i, line in enumerate(lines))
 
         def chunks(chunk_bytes: int) -> Iterator[bytes]:
             return (data[i : i + chunk_bytes] for i in range(0, len(data), chunk_bytes))
 
-        return cls(chunks, gbk=gbk, size=len(data), strict=strict, reader=lambda: _memory_reader(data))
+        corpus = cls(chunks, gbk=gbk, size=len(data), strict=strict, reader=lambda: _memory_reader(data))
+        corpus._whole = lambda: contextlib.nullcontext(data)
+        return corpus
+
+    def close(self) -> None:
+        """Let go of the temporary copy of a pipe or of several files, if there is one (it
+        goes anyway when the corpus is collected, with a ResourceWarning)."""
+        spool, self._spool = self._spool, None
+        if spool is not None:
+            spool.close()  # type: ignore[attr-defined]
 
     def chunks(self, chunk_bytes: int | None = None) -> Iterator[bytes]:
         """The raw bytes, in chunks of ``chunk_bytes`` (default ``CHUNK_BYTES``)."""
@@ -478,6 +598,81 @@ class Corpus:
         if self._reader is None:
             raise ValueError(f"{self.name}: this corpus cannot be read at offsets")
         return self._reader()
+
+
+def _not_utf8(name: str, offset: int, line: int) -> str:
+    return (f"{name}: byte offset {offset} (line {line}) is not UTF-8: keys learned from such bytes are not text. "
+            "If the corpus is GBK, train with gbk=True (bbpe train --gbk)")
+
+
+@contextlib.contextmanager
+def _mapped(path: str) -> Iterator[bytes | memoryview]:
+    """A file's bytes, mapped read-only (empty for an empty file, which mmap refuses)."""
+    import mmap
+
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield b""
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            view = memoryview(mapped)
+            try:
+                yield view
+            finally:
+                view.release()
+
+
+def _line_bytes(line: object, i: int) -> bytes:
+    if isinstance(line, str):
+        return line.encode("utf-8", "surrogatepass")
+    if isinstance(line, (bytes, bytearray, memoryview)):
+        return bytes(line)
+    raise TypeError(f"lines[{i}] must be a str or bytes, got {type(line).__name__}")
+
+
+class _Concatenated:
+    """Files read one after the other as one stream (``read(n)``, for ``_spooled``); ``-``
+    is standard input, a missing file (``missing_is_empty``) nothing. ``sizes`` gets
+    each file's size as it is read."""
+
+    def __init__(self, names: list[str], sizes: list[int]) -> None:
+        self._names = iter(names)
+        self._sizes = sizes
+        self._file: BinaryIO | None = None
+
+    def read(self, n: int = -1) -> bytes:
+        import sys
+
+        while True:
+            if self._file is None:
+                name = next(self._names, None)
+                if name is None:
+                    return b""
+                self._sizes.append(0)
+                if name == "-":
+                    self._file = sys.stdin.buffer
+                elif not os.path.exists(name):
+                    continue  # missing_is_empty: checked in from_files
+                else:
+                    self._file = open(name, "rb")  # noqa: SIM115 - closed at its end, below
+            data = self._file.read(n)
+            if data:
+                self._sizes[-1] += len(data)
+                return data
+            if self._file is not sys.stdin.buffer:
+                self._file.close()
+            self._file = None
+
+
+def _slice(chunks: Iterable[bytes], start: int, stop: int) -> Iterator[bytes]:
+    """Bytes ``start:stop`` of a stream of chunks."""
+    at = 0
+    for chunk in chunks:
+        if at >= stop:
+            return
+        if at + len(chunk) > start:
+            yield chunk[max(0, start - at) : stop - at]
+        at += len(chunk)
 
 
 def _joined(texts: Iterable[bytes], block_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:

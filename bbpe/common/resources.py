@@ -6,7 +6,7 @@ numpy and bbpe: about 60 MB with the kernels compiled ahead of time, 170 MB when
 JIT and its LLVM run them) plus at most 14 bytes per corpus byte (zh-large at vocab 32000
 needed about 9; English needs far less, since its distinct segments repeat). An
 address-space limit (``ulimit -v``, RLIMIT_AS) counts what is reserved, not what is
-touched: about 140 MB for Python and numpy, and for each thread its stack and the 64 MB
+touched: about 160 MB for Python, numpy and bbpe, and for each thread its stack and the 64 MB
 that glibc's malloc reserves for a thread's arena (zh-large at 32000: 823 MB of address
 space at a 297 MB peak RSS).
 """
@@ -224,8 +224,7 @@ def fix_mmap_threshold(threshold: int = 1 << 20) -> bool:
     glibc serves large allocations with mmap (returned on free), but raises that threshold
     each time such a block is freed, up to 32 MB: after the first 4 MB chunk of the corpus
     is freed, arrays of a few MB come from the heap, and what they leave when freed stays
-    in the process. Fixing the threshold lowered the CLI's peak RSS on zh-large by 20-30 MB
-    (docs/training.md). It is process-wide, so only ``bbpe train`` calls it; a program of
+    in the process (docs/perf-notes.md has what fixing it saves). It is process-wide, so only ``bbpe train`` calls it; a program of
     your own can set ``MALLOC_MMAP_THRESHOLD_=1048576`` in the environment instead.
     Returns whether glibc took it.
     """

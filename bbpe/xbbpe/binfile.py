@@ -59,6 +59,8 @@ def parse_bin(data: bytes, name: str = "<bytes>") -> BinContents:
         raise fail(0, f"file too short for the vocabulary count ({size} bytes, need 8)")
     (n,) = struct.unpack_from("<Q", data, 0)
     if n > (size - 16) // RECORD.itemsize:
+        if _looks_like_text(data):
+            raise fail(0, "this is a text file, not a .bin model (a corpus? `bbpe train` makes a model from one)")
         raise fail(0, f"vocabulary count {n} needs {8 + 40 * n + 8} bytes or more, the file has {size}")
     records = np.frombuffer(data, dtype=RECORD, count=n, offset=8).copy()
     _check_records(records, fail)
@@ -89,6 +91,22 @@ def parse_bin(data: bytes, name: str = "<bytes>") -> BinContents:
         at = int(starts[k]) + 8 * (pos - int(offsets[k]))
         raise fail(at, f"encoding {k} holds id {int(ids[pos])}, which is not in the vocabulary (0..{n - 1})")
     return BinContents(records, offsets, ids)
+
+
+def _looks_like_text(data: bytes) -> bool:
+    """A file that starts as text does: no NUL and valid UTF-8 (or GBK) in its first
+    kilobytes. A .bin's count field holds NUL bytes for any count below 2**56."""
+    head = data[:4096]
+    if b"\0" in head:
+        return False
+    for encoding in ("utf-8", "gbk"):
+        try:
+            head.decode(encoding)
+            return True
+        except UnicodeDecodeError as err:
+            if err.start >= len(head) - 3:  # cut at the end of the sample
+                return True
+    return False
 
 
 def records(keys: list[bytes], record_order: np.ndarray) -> np.ndarray:
@@ -228,10 +246,9 @@ def write_bin_streamed(path: str | os.PathLike[str], records: np.ndarray,
 
 class _Writeback:
     """Has the kernel start writing a file being written in steps to disk as it goes, so
-    that the ``fsync`` before it is renamed into place (``atomic_write``) waits for little:
-    the 58 MB ``.bin`` of zh-large at 8000 waited 17-20 ms for its fsync before, and next
-    to nothing with this. Linux's ``sync_file_range(SYNC_FILE_RANGE_WRITE)``, which does not
-    wait; elsewhere, or if it fails, nothing (the fsync does it all, as before)."""
+    that the ``fsync`` before it is renamed into place (``atomic_write``) waits for little
+    rather than for the whole file. Linux's ``sync_file_range(SYNC_FILE_RANGE_WRITE)``,
+    which does not wait; elsewhere, or if it fails, nothing (the fsync does it all)."""
 
     STEP = 8 << 20  # bytes written between two calls
     _SYNC_FILE_RANGE_WRITE = 2  # <fcntl.h>
@@ -286,6 +303,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path}: is a directory")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(2, f"the directory {directory} does not exist", path)
     tmp = os.path.join(directory, f".bbpe-{os.urandom(8).hex()}.tmp")  # secrets.token_hex, without its imports
     fd, anonymous = _open_unnamed(directory)
     if fd < 0:

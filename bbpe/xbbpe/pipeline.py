@@ -14,6 +14,7 @@ back. A MemoryError in any stage becomes one ``InsufficientMemoryError`` naming 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +23,11 @@ from ..codec import Model
 from ..common.corpus import Corpus
 from ..common.progress import ProgressFn, progress_callback
 from ..common.resources import MemoryGuard, check_training_memory, training_threads
+from ..errors import CorpusWarning
 from . import binfile
 from .encodings import encoded_blocks
 from .engine.tuning import DEFAULT, Tuning
-from .vocab import key_matrix
+from .vocab import INITIAL_SIZE, key_matrix, special_prefixes
 
 
 @dataclass
@@ -43,12 +45,13 @@ class TrainedModel:
 
 def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless_encodings: bool = False,
           progress: bool | ProgressFn = False, output: str | os.PathLike[str] | None = None,
-          memory_check: bool = False, tuning: Tuning = DEFAULT) -> TrainedModel:
+          memory_check: bool = False, encodings: bool = True, tuning: Tuning = DEFAULT) -> TrainedModel:
     """Train on ``source`` as ``XBBPE::Train`` does (``train.train_vocabulary``), then make
     the stored encodings of its texts: the reference's (Q14, Q18), or bbpe's lossless
     ones with ``lossless_encodings``. With ``output`` the ``.bin`` is written as they are
     made and they are not kept. ``memory_check`` refuses at once a corpus that would not
-    fit (``check_training_memory``). ``tuning`` sizes and splits the engine's work
+    fit (``check_training_memory``). ``encodings=False`` makes no stored encodings (a
+    vocabulary-only model and ``.bin``). ``tuning`` sizes and splits the engine's work
     (``engine.Tuning``), never what it learns."""
     from .kernels import AHEAD_OF_TIME  # numba loads here, if the kernels were not compiled
     from .train import check_vocab_size, record_order, train_vocabulary
@@ -56,6 +59,8 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
     vocab_size = check_vocab_size(vocab_size, wrap=bug_compat)
     if memory_check:
         check_training_memory(source.name, source.size, source.gbk, jit=not AHEAD_OF_TIME)
+    # GBK mode reports its own problems, line by line; strict refuses a corpus now
+    report_utf8 = (lambda: None) if source.gbk else source.check_utf8()
     report, done = progress_callback(progress)
     try:
         with MemoryGuard(source.name, report).watching() as guard:
@@ -64,10 +69,17 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
             guard.stage("scan")
             keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest,
                                     tuning=tuning)
+            report_utf8()
+            _warn_if_nothing_learned(source, keys, vocab_size)
             guard.stage("vocabulary")
             order = record_order(keys)
             rows, lens = key_matrix(keys)
             model = Model(rows.tobytes(), lens.tobytes())
+            if not encodings:
+                if output is not None:
+                    binfile.write_bin_streamed(output, binfile.records(keys, order), ())
+                empty = np.zeros(0, dtype=np.int64)
+                return TrainedModel(keys, order, model, empty, empty.astype(id_dtype(len(keys))))
             guard.stage("encode")
             blocks = encoded_blocks(source, model, reference=not lossless_encodings, interleaved=output is not None,
                                     threads=threads, progress=guard.progress)
@@ -79,6 +91,18 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
             return TrainedModel(keys, order, model, lengths, ids)
     finally:
         done()
+
+
+def _warn_if_nothing_learned(source: Corpus, keys: list[bytes], vocab_size: int) -> None:
+    """A ``CorpusWarning`` for a training that learned nothing although the vocabulary had
+    room: an empty corpus, or one in which no pair occurs twice (the C++ says nothing).
+    Pointed at the facade's caller (this, the pipeline, ``_train``, ``train``)."""
+    from .train import vocab_limit
+
+    if vocab_limit(vocab_size) > INITIAL_SIZE and set(keys[INITIAL_SIZE:]) <= set(special_prefixes()):
+        what = "is empty" if source.size == 0 else "has no pair of chars that occurs twice"
+        warnings.warn(f"{source.name}: the corpus {what}: nothing was learned (the vocabulary holds the "
+                      f"{INITIAL_SIZE} initial keys and the special prefixes)", CorpusWarning, stacklevel=5)
 
 
 def _kept_encodings(blocks, dtype: type) -> tuple[np.ndarray, np.ndarray]:

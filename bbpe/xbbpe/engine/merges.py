@@ -101,7 +101,7 @@ class Merger:
         pair occurs twice; ``size`` is the vocabulary size before the first of them."""
         keys = self.keys
         winners = np.empty(self.tuning.steps_per_call, dtype=np.int32)
-        done = 0
+        size_before = size
         total = limit - size if limit - size < 1 << 24 else 0  # 0: no limit
         if progress:
             progress("merge", 0, total)
@@ -117,9 +117,8 @@ class Merger:
                                             self.tuning.slow_share))
                 raw, lens = keys.rows(winners[:steps])
                 yield from (row[:n].tobytes() for row, n in zip(raw, lens.tolist()))
-                done += steps
-                if progress:
-                    progress("merge", done, total)
+                if progress:  # the keys added: a winner that is a key already (Q9) adds none
+                    progress("merge", size - size_before, total)
                 if status == L.NEED_ROWS:
                     keys.reserve_rows(int(self.hmeta[1]) + keys.nkeys // 2)
                 elif status not in (0, L.RESTART):

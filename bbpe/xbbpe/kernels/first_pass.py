@@ -161,8 +161,7 @@ def merge_counts(pairs, start, table, words, meta, key_limit, tmeta, rows):
         if number + _AHEAD < pairs.shape[0]:
             # Both cache lines a probe is likely to read: most of these pairs are new, and
             # a probe for a missing code runs on to an empty entry, often in the next line
-            # of two entries (zh-large: 43 -> 27 ms under the JIT, medians of 8; the
-            # count's probes, mostly hits, were slower with it)
+            # of two entries (the count's probes, mostly hits, are slower with it)
             ahead = _code_slot(pairs[number + _AHEAD, 0], mask)
             prefetch(table, ahead)
             prefetch(table, (ahead + 2) & mask)

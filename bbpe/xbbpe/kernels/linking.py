@@ -35,10 +35,8 @@ def _link_type(a, n, m, S, words, slots, meta, smul, kst, kst0, kst1, classes, l
 
 
 # Slots ahead of the one at hand whose key's state the first pass and the linking ask
-# for (the linking: its list's last slot at half the distance). Both walk the slots in
-# order across types, most of which are shorter than that. zh-large at 8000, medians of
-# 5 runs per thread of two: the linking 0.067-0.094 s without, 0.039-0.056 s at 48 (as
-# at 64 and 96; 0.056-0.065 s at 16); the first pass 0.035-0.050 s -> 0.027-0.034 s.
+# for (the linking: its list's last slot at half the distance): both walk the slots in
+# order across types, most of which are shorter than that (docs/perf-notes.md, linking).
 _WALK_AHEAD = 48
 
 

@@ -1,0 +1,81 @@
+"""Loading and saving: paths, binary file objects and bytes; a vocabulary-only ``.bin``
+(which the C++ loads too); clear errors for a text file given as a model, bytes given to
+``load`` and a missing directory."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+from conftest import TANG300
+
+import bbpe
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return bbpe.Tokenizer.train(TANG300, 2000)
+
+
+def test_file_objects_and_bytes_round_trip(tok, tmp_path):
+    buffer = io.BytesIO()
+    tok.save(buffer)
+    assert buffer.getvalue() == tok.to_bytes()
+    assert bbpe.Tokenizer.load(io.BytesIO(buffer.getvalue())) == tok
+    assert bbpe.Tokenizer.from_bytes(tok.to_bytes()) == bbpe.from_bytes(bytearray(tok.to_bytes())) == tok
+    path = tmp_path / "m.bin"
+    with open(path, "wb") as f:
+        tok.save(f)
+    with open(path, "rb") as f:
+        assert bbpe.load(f) == tok
+
+
+def test_a_vocabulary_only_bin(tok, tmp_path, oracle):
+    path = tmp_path / "vocab.bin"
+    tok.save(path, encodings=False)
+    assert path.stat().st_size == 8 + 40 * len(tok) + 8
+    loaded = bbpe.load(path)
+    assert loaded.keys == tok.keys and loaded.n_train_encodings == 0
+    assert loaded.to_bytes() == tok.to_bytes(encodings=False)
+    full = tmp_path / "full.bin"
+    tok.save(full)
+    assert oracle.dump("vocab", path) == oracle.dump("vocab", full)  # the C++ loads it
+    assert oracle.dump("trainenc", path) == b""
+    texts = ["床前明月光，疑是地上霜。".encode(), b"abc <S> def"]
+    assert oracle.encode(path, texts) == oracle.encode(full, texts)
+
+
+def test_training_without_encodings(tmp_path):
+    out = tmp_path / "m.bin"
+    tok = bbpe.Tokenizer.train(TANG300, 2000, output=out, encodings=False)
+    assert out.read_bytes() == bbpe.Tokenizer.train(TANG300, 2000).to_bytes(encodings=False)
+    assert tok.n_train_encodings == 0 and bbpe.Tokenizer.train(TANG300, 2000, encodings=False).keys == tok.keys
+    cli = tmp_path / "cli.bin"
+    subprocess.run([sys.executable, "-m", "bbpe", "train", str(TANG300), "-n", "2000", "-o", str(cli), "-q",
+                    "--no-encodings"], check=True, cwd=tmp_path)
+    assert cli.read_bytes() == out.read_bytes()
+
+
+def test_bad_sources_are_named(tok, tmp_path):
+    with pytest.raises(TypeError, match="for a model's bytes use Tokenizer.from_bytes"):
+        bbpe.load(tok.to_bytes())
+    with pytest.raises(TypeError, match="from_bytes takes bytes, got str"):
+        bbpe.from_bytes("m.bin")
+    with pytest.raises(TypeError, match="open it in 'rb' mode"):
+        bbpe.load(io.StringIO("text"))
+    with pytest.raises(bbpe.FormatError, match=r"tang300.txt: offset 0: this is a text file, not a .bin model"):
+        bbpe.load(TANG300)
+    with pytest.raises(bbpe.FormatError, match=r"<bytes>: offset 0: this is a text file"):
+        bbpe.from_bytes("床前明月光\n".encode("gbk") * 10)
+    with pytest.raises(bbpe.FormatError, match="vocabulary count"):
+        bbpe.from_bytes(b"\x01\x00\x00\x00\x00\x00\x00\x00" + bytes(30))  # binary, not text: the count's message
+
+
+def test_saving_into_a_missing_directory_names_the_target(tok, tmp_path):
+    target = tmp_path / "no" / "such" / "m.bin"
+    with pytest.raises(FileNotFoundError, match=r"the directory .*no/such does not exist") as caught:
+        tok.save(target)
+    assert caught.value.filename == str(target)
+    assert not (tmp_path / "no").exists()
