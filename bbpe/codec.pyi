@@ -19,8 +19,10 @@ class TokenizerBase:
 
     _model: Model
     bug_compat: bool
+    _has_specials: bool
     def encode(self, text: str | _Bytes, *, gbk: bool = False, bug_compat: bool | None = None,
-               out: str = "list") -> list[int] | npt.NDArray[np.uint32]: ...
+               out: str = "list", split_special_tokens: bool = False,
+               disallowed_special: object = ()) -> list[int] | npt.NDArray[np.uint32]: ...
 
 def lines_bound(n: int, bug_compat: bool = False) -> int: ...
 def walk_encodings(data: _Bytes, offset: int, starts: npt.NDArray[np.int64],

@@ -1036,19 +1036,23 @@ cdef class TokenizerBase:
 
     cdef public Model _model
     cdef public bint bug_compat
+    cdef public bint _has_specials  # added special tokens: matched in Python first (``_encode_other``)
 
-    def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list"):
+    def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list", bint split_special_tokens=False,
+               disallowed_special=()):
         """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
         ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
-        ``out="numpy"`` returns a uint32 array instead of a list.
+        ``out="numpy"`` returns a uint32 array instead of a list. Added special tokens
+        are matched whole first, unless ``split_special_tokens`` (then they are text);
+        one of ``disallowed_special`` (``"all"``: any) in the text raises ValueError.
 
         >>> tok.encode("床前明月光")                                     # doctest: +SKIP
         [229, 186, 138, 323, 400, 277, 506]
         """
         cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
-        if not gbk and out == "list":
+        if not gbk and out == "list" and not self._has_specials:
             return self._model._encode_list(text, BBPE_BUG_COMPAT if compat else 0)  # a str: in C
-        return self._encode_other(text, gbk, compat, out)
+        return self._encode_other(text, gbk, compat, out, split_special_tokens, disallowed_special)
 
 
 def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] starts, int64_t[::1] lengths):

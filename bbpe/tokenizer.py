@@ -24,12 +24,15 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         f"bbpe's compiled codec is missing from {os.path.dirname(__file__)}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
+from .common import tokenizer_json
+from .common.batch import BatchEncoding, Template, assemble, batch_of, char_spans, check_options
 from .common.corpus import Corpus, block_lines, split_lines
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
+from .common.specials import SpecialTokens
 from .common.token_text import token_bytes, token_text
-from .errors import UnknownIdError
+from .errors import FormatError, UnknownIdError
 from .xbbpe import binfile, pipeline
 from .xbbpe.pipeline import id_dtype
 from .xbbpe.vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
@@ -91,6 +94,12 @@ class Tokenizer(TokenizerBase):
         if not np.array_equal(np.sort(order), np.arange(n)):
             raise ValueError("record_order must hold every id exactly once")
         self._keys, self._model, self._record_order, self.bug_compat = keys, model, order, bug_compat
+        self._specials = SpecialTokens()
+        self._has_specials = False
+        self._template = Template()
+        self._key_lens: np.ndarray | None = None
+        self.padding_side = "right"  # where padding goes ("left" for generation), as in transformers
+        self.pad_token_id: int | None = None  # None: the model's (XBBPE: the id of <P>, ``pad_id``)
 
     def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
         arrays = [np.asarray(e, dtype=np.int64) for e in encodings]
@@ -105,9 +114,10 @@ class Tokenizer(TokenizerBase):
 
     @classmethod
     def load(cls, source: str | os.PathLike[str] | BinaryIO, *, bug_compat: bool = False) -> Tokenizer:
-        """Load a ``.bin`` written by bbpe or by the reference, from a path or a binary file
-        object (anything with ``read``). Raises FormatError (naming the file and the byte
-        offset), OSError. The contents as bytes go to ``from_bytes``."""
+        """Load a ``.bin`` written by bbpe or by the reference, or bbpe's JSON file (told
+        apart by their content), from a path or a binary file object (anything with
+        ``read``). Raises FormatError (naming the file and the byte offset), OSError. The
+        contents as bytes go to ``from_bytes``."""
         if isinstance(source, (bytes, bytearray, memoryview)):
             raise TypeError("load takes a path or a binary file object; for a model's bytes use Tokenizer.from_bytes")
         if hasattr(source, "read"):
@@ -117,16 +127,51 @@ class Tokenizer(TokenizerBase):
             return cls.from_bytes(data, bug_compat=bug_compat, name=str(getattr(source, "name", "<file object>")))
         if not isinstance(source, (str, os.PathLike)):
             raise TypeError(f"load takes a path or a binary file object, got {type(source).__name__}")
-        return cls._from_contents(binfile.read_bin(source), bug_compat)
+        with open(source, "rb") as f:
+            data = f.read()
+        return cls.from_bytes(data, bug_compat=bug_compat, name=os.fspath(source))
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, *, bug_compat: bool = False,
                    name: str = "<bytes>") -> Tokenizer:
-        """A tokenizer from the bytes of a ``.bin`` (what ``to_bytes`` gives). ``name`` is
-        what errors call it."""
+        """A tokenizer from the bytes of a ``.bin`` or of bbpe's JSON file (what ``to_bytes``
+        gives), told apart by their content. ``name`` is what errors call it."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"from_bytes takes bytes, got {type(data).__name__} (a path goes to Tokenizer.load)")
-        return cls._from_contents(binfile.parse_bin(bytes(data), name), bug_compat)
+        data = bytes(data)
+        if tokenizer_json.looks_like_json(data):
+            return cls._from_json(tokenizer_json.parse(data, name), name)
+        return cls._from_contents(binfile.parse_bin(data, name), bug_compat)
+
+    @classmethod
+    def _from_json(cls, document: dict, name: str) -> Tokenizer:
+        model = document["model"]
+        if model.get("type") != "XBBPE" or not isinstance(model.get("vocab"), dict):
+            raise FormatError(name, 0, f"model type {model.get('type')!r} is not one this bbpe reads ('XBBPE')")
+        vocab = model["vocab"]
+        keys: list[bytes] = [b""] * len(vocab)
+        for text, kid in vocab.items():
+            if not isinstance(kid, int) or not 0 <= kid < len(keys) or keys[kid]:
+                raise FormatError(name, 0, f"model vocab: token {text!r} has id {kid!r}, not a free id in "
+                                           f"0..{len(keys) - 1}")
+            keys[kid] = token_bytes(text)
+        try:
+            tok = cls(keys, record_order=model.get("record_order"), bug_compat=bool(model.get("bug_compat", False)))
+        except ValueError as err:
+            raise FormatError(name, 0, f"model: {err}") from None
+        options = document.get("bbpe") or {}
+        tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
+                             "template": tokenizer_json.template(document),
+                             "padding_side": options.get("padding_side", "right"),
+                             "pad_token_id": options.get("pad_token_id")})
+        return tok
+
+    def _json_bytes(self) -> bytes:
+        model = {"type": "XBBPE", "vocab": {token_text(key): i for i, key in enumerate(self._keys)},
+                 "record_order": self._record_order.tolist(), "bug_compat": bool(self.bug_compat)}
+        state = self._user_state()
+        return tokenizer_json.dump(model, state["special_tokens"], self._template.text,  # type: ignore[arg-type]
+                                   {"padding_side": self.padding_side, "pad_token_id": self.pad_token_id})
 
     @classmethod
     def _from_contents(cls, contents: binfile.BinContents, bug_compat: bool) -> Tokenizer:
@@ -140,24 +185,50 @@ class Tokenizer(TokenizerBase):
         tok._set_encoding_arrays(np.diff(contents.encoding_offsets), contents.encoding_ids)
         return tok
 
-    def save(self, target: str | os.PathLike[str] | BinaryIO, *, encodings: bool = True) -> None:
-        """Write the reference's ``.bin`` layout (records in ``record_order``): to a path
-        atomically (the old file or the whole new one, never half of it), or to a binary
-        file object. ``encodings=False`` leaves the stored training encodings out: a
-        vocabulary-only ``.bin`` (its encoding count 0), which the C++ loads as well."""
-        contents = self._bin_contents(encodings)
-        if hasattr(target, "write"):
-            binfile.write_contents(target, contents)
-            return
-        if not isinstance(target, (str, os.PathLike)):
+    def save(self, target: str | os.PathLike[str] | BinaryIO, *, encodings: bool = True,
+             format: str | None = None) -> None:
+        """Write the model to a path, atomically (the old file or the whole new one, never
+        half of it), or to a binary file object, in the format its extension names (or
+        ``format``): ``"bin"``, the reference's ``.bin`` layout (records in
+        ``record_order``), the default; ``"json"``, bbpe's own file, which also holds the
+        special tokens, the template and the options but not the stored encodings.
+        ``encodings=False`` leaves the stored training encodings out of a ``.bin``: a
+        vocabulary-only file (its encoding count 0), which the C++ loads as well."""
+        is_file = hasattr(target, "write")
+        if not is_file and not isinstance(target, (str, os.PathLike)):
             raise TypeError(f"save takes a path or a binary file object, got {type(target).__name__}")
-        binfile.write_bin(target, contents)
+        if format is None:
+            format = "json" if not is_file and os.fspath(target).lower().endswith(".json") else "bin"  # type: ignore[arg-type]
+        if format not in ("bin", "json"):
+            raise ValueError(f"format must be 'bin' or 'json', got {format!r}")
+        if format == "json":
+            data = self._json_bytes()
+            if is_file:
+                target.write(data)  # type: ignore[union-attr]
+            else:
+                binfile.atomic_write(target, lambda f: f.write(data))  # type: ignore[arg-type]
+            return
+        contents = self._bin_contents(encodings)  # written as it is walked: never a second copy in memory
+        if is_file:
+            binfile.write_contents(target, contents)  # type: ignore[arg-type]
+        else:
+            binfile.write_bin(target, contents)  # type: ignore[arg-type]
 
-    def to_bytes(self, *, encodings: bool = True) -> bytes:
-        """The ``.bin`` file image (``from_bytes`` reads it back)."""
+    def to_bytes(self, *, encodings: bool = True, format: str = "bin") -> bytes:
+        """The file image (``from_bytes`` reads it back): the ``.bin`` or, with
+        ``format="json"``, bbpe's JSON file."""
+        if format == "json":
+            return self._json_bytes()
+        if format != "bin":
+            raise ValueError(f"format must be 'bin' or 'json', got {format!r}")
         return binfile.bin_bytes(self._bin_contents(encodings))
 
     def _bin_contents(self, encodings: bool = True) -> binfile.BinContents:
+        extra = self._specials.new_ids(len(self._keys))
+        if extra:
+            shown = ", ".join(repr(token_text(data)) for data in list(extra.values())[:3])
+            raise ValueError(f"a .bin holds the vocabulary's keys only, not the added special tokens ({shown}): "
+                             "save to a .json file (format='json')")
         if not encodings:
             return binfile.BinContents(self._records(), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
         return binfile.BinContents(self._records(), self._enc_offsets, self._enc_ids)
@@ -267,18 +338,37 @@ class Tokenizer(TokenizerBase):
     # encode(text, *, gbk=False, bug_compat=None, out="list") is TokenizerBase.encode, in
     # Cython: a str or bytes into a list goes straight to C; everything else comes here.
 
-    def _encode_other(self, text: str | bytes, gbk: bool, compat: bool, out: str) -> list[int] | np.ndarray:
+    def _encode_other(self, text: str | bytes, gbk: bool, compat: bool, out: str, split_special_tokens: bool = False,
+                      disallowed_special: object = ()) -> list[int] | np.ndarray:
+        _check_out(out)
+        if self._has_specials and not split_special_tokens:
+            text = self._utf8(text, gbk) if gbk else _plain_text(text, "text") if type(text) not in (str, bytes) else text
+            if disallowed_special:
+                self._specials.check_disallowed(text, disallowed_special)  # type: ignore[arg-type]
+            ids = self._encode_with_specials(text, compat)
+            return np.array(ids, dtype=np.uint32) if out == "numpy" else ids
         if out == "numpy":
             return np.frombuffer(self._model.encode_ids(self._utf8(text, gbk), compat), dtype=np.uint32)
-        _check_out(out)
         return self._model.encode(self._utf8(text, gbk), compat)
 
+    def _encode_with_specials(self, text: str | bytes, compat: bool) -> list[int]:
+        """The special tokens matched whole, the pieces between them encoded by the model."""
+        ids: list[int] = []
+        for piece in self._specials.split(text):
+            if isinstance(piece, int):
+                ids.append(piece)
+            else:
+                ids += self._model.encode(piece, compat)
+        return ids
+
     def encode_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None, gbk: bool = False,
-                     bug_compat: bool | None = None, out: str = "list") -> list[list[int]] | list[np.ndarray]:
+                     bug_compat: bool | None = None, out: str = "list",
+                     split_special_tokens: bool = False) -> list[list[int]] | list[np.ndarray]:
         """Encode many texts on ``num_threads`` threads (default: every CPU this process
         may use, ``resources.usable_cpus``); the GIL is released while encoding, and the
         texts go to the threads in slices as each is free, so a thread slowed by other
-        work takes fewer. Returns one list (or uint32 array) per text, in order."""
+        work takes fewer. Returns one list (or uint32 array) per text, in order. Added
+        special tokens are matched whole, unless ``split_special_tokens``."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
         if gbk:
@@ -287,6 +377,9 @@ class Tokenizer(TokenizerBase):
             data = _text_list(texts)
             if not plain_texts(data):
                 data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(data)]
+        if self._has_specials and not split_special_tokens:
+            lists = [self._encode_with_specials(t, compat) for t in data]
+            return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
         threads = max(1, min(num_threads or usable_cpus(), len(data) or 1))
         work = self._many_encoder(out)
         if threads == 1:
@@ -338,8 +431,27 @@ class Tokenizer(TokenizerBase):
     def decode_bytes(self, ids: int | Iterable[int], *, gbk: bool = False) -> bytes:
         """Ids -> the exact bytes (UTF-8), or with ``gbk=True`` what the reference's ``ToGBK``
         makes of them. Raises UnknownIdError naming the id and its position."""
-        data = self._model.decode(self._decodable(ids))
+        data = self._decode_bytes(self._decodable(ids))
         return utf8_to_gbk(data) if gbk else data
+
+    def _decode_bytes(self, ids: list | np.ndarray | array) -> bytes:
+        """The model's decode; added special tokens' ids (past the model's) give their bytes."""
+        n = len(self._keys)
+        if not self._specials or not len(ids) or max(ids) < n:
+            return self._model.decode(ids)
+        parts: list[bytes] = []
+        run: list[int] = []
+        for position, kid in enumerate(ids):
+            if kid >= n:
+                if kid not in self._specials.by_id:
+                    raise UnknownIdError(int(kid), position, len(self))
+                parts.append(self._model.decode(run))
+                parts.append(self._specials.by_id[kid])
+                run = []
+            else:
+                run.append(int(kid))
+        parts.append(self._model.decode(run))
+        return b"".join(parts)
 
     def decoder(self, errors: str = "replace") -> StreamDecoder:
         """An incremental decoder: ``feed(ids)`` returns only whole chars, so a stream of
@@ -348,6 +460,10 @@ class Tokenizer(TokenizerBase):
         >>> d = tok.decoder(); d.feed(228), d.feed(185), d.feed(157)   # doctest: +SKIP
         ('', '', '九')
         """
+        if self._specials.new_ids(len(self._keys)):
+            decoder = _SpecialsStreamDecoder(self._model, errors)
+            decoder.specials = self._specials.new_ids(len(self._keys))
+            return decoder
         return StreamDecoder(self._model, errors)
 
     def decode(self, ids: int | Iterable[int], errors: str = "replace") -> str:
@@ -355,7 +471,10 @@ class Tokenizer(TokenizerBase):
 
         ``decode(encode(s), errors="surrogatepass") == s`` for every str ``s``.
         """
-        return self._model.decode_str(self._decodable(ids), errors)
+        ids = self._decodable(ids)
+        if self._specials:
+            return self._decode_bytes(ids).decode("utf-8", errors)
+        return self._model.decode_str(ids, errors)
 
     def _decodable(self, ids: int | Iterable[int]) -> list | np.ndarray | array:
         """What the codec decodes: a list as it is, one id (an int, a numpy integer, a 0-d
@@ -371,7 +490,8 @@ class Tokenizer(TokenizerBase):
     # ------------------------------------------------------------------ vocabulary
 
     def __len__(self) -> int:
-        return len(self._keys)
+        """The ids there are: the vocabulary's and the added special tokens' past it."""
+        return len(self._keys) + len(self._specials.new_ids(len(self._keys)))
 
     @property
     def model(self) -> Model:
@@ -381,7 +501,8 @@ class Tokenizer(TokenizerBase):
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one id (UnknownIdError for an id not in the vocabulary)."""
-        return self._keys[self._checked_id(token_id)]
+        kid = self._checked_id(token_id)
+        return self._keys[kid] if kid < len(self._keys) else self._specials.by_id[kid]
 
     @property
     def keys(self) -> list[bytes]:
@@ -392,8 +513,9 @@ class Tokenizer(TokenizerBase):
         """The id of a key given as bytes, or None (``token_to_id`` takes text too)."""
         if not isinstance(key, (bytes, bytearray, memoryview)):
             raise TypeError(f"key must be bytes, got {type(key).__name__} (token_to_id takes a str)")
-        kid = self._model.lookup(bytes(key)) if len(key) <= KEY_BYTES else -1
-        return None if kid < 0 else kid
+        key = bytes(key)
+        kid = self._model.lookup(key) if len(key) <= KEY_BYTES else -1
+        return self._specials.ids.get(key) if kid < 0 else kid
 
     @property
     def record_order(self) -> np.ndarray:
@@ -434,18 +556,21 @@ class Tokenizer(TokenizerBase):
 
     @property
     def vocab_size(self) -> int:
-        """The number of ids (HF's ``vocab_size``; ``len(tok)`` too)."""
-        return len(self._keys)
+        """The number of ids, added special tokens included (``len(tok)``; HF's
+        ``get_vocab_size(with_added_tokens=True)``)."""
+        return len(self)
 
     def get_vocab(self) -> dict[str, int]:
         """Every token as text (``id_to_token``) -> its id, as HF ``tokenizers`` gives it."""
-        return {token_text(key): i for i, key in enumerate(self._keys)}
+        vocab = {token_text(key): i for i, key in enumerate(self._keys)}
+        vocab.update((token_text(data), kid) for kid, data in self._specials.new_ids(len(self._keys)).items())
+        return vocab
 
     def id_to_token(self, token_id: int) -> str:
         """The token of an id as text: its UTF-8, with ``<0xHH>`` for each byte that is not
         part of a valid UTF-8 char (``bbpe.common.token_text``: invertible, and no two
         tokens read the same). Raises UnknownIdError for an id not in the vocabulary."""
-        return token_text(self._keys[self._checked_id(token_id)])
+        return token_text(self.token_bytes(token_id))
 
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token given as text (the form ``id_to_token`` gives) or as bytes, or
@@ -474,9 +599,138 @@ class Tokenizer(TokenizerBase):
         if isinstance(token_id, float) or not hasattr(token_id, "__index__"):
             raise TypeError(f"an id must be an integer, got {type(token_id).__name__}")
         kid = token_id.__index__()
-        if not 0 <= kid < len(self._keys):
-            raise UnknownIdError(kid, position, len(self._keys))
+        if not 0 <= kid < len(self) or kid >= len(self._keys) and kid not in self._specials.by_id:
+            raise UnknownIdError(kid, position, len(self))
         return kid
+
+    # ------------------------------------------------------------------ special tokens
+
+    def add_special_tokens(self, tokens: Iterable[str | bytes]) -> int:
+        """Add special tokens (``str`` or bytes, any length): each is matched whole in the
+        input before the model runs, never split or merged, and has one id, that of the
+        vocabulary's key with its bytes or else a new one after the vocabulary. Returns
+        how many were added. The three XBBPE specials (``<P>``, ``<S>``, ``</S>``) keep the
+        C++ behaviour (QUIRKS Q12, Q13) unless added here."""
+        added = self._specials.add(tokens, self.token_id, len(self))
+        self._has_specials = bool(self._specials)
+        self._key_lens = None
+        return added
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """The special tokens as text (``id_to_token``'s form) -> id: XBBPE's PAD, BOS and EOS,
+        then those added."""
+        named = {token_text(PAD): self.pad_id, token_text(BOS): self.bos_id, token_text(EOS): self.eos_id}
+        named.update((token_text(data), kid) for data, kid in self._specials.ids.items())
+        return named
+
+    def set_template(self, single: str = "$A") -> None:
+        """What ``add_special_tokens=True`` puts around each text, as HF's
+        ``TemplateProcessing`` writes it: ``"<S> $A </S>"`` (each other word a token of the
+        vocabulary or a special token, as text). None by default: the C++ adds nothing."""
+        words = single.split()
+        if words.count("$A") != 1:
+            raise ValueError(f"the template must hold $A once, got {single!r}")
+        ids: list[int] = []
+        for word in words:
+            if word == "$A":
+                continue
+            kid = self.token_to_id(word)
+            if kid is None:
+                raise ValueError(f"template token {word!r} is neither in the vocabulary nor a special token")
+            ids.append(kid)
+        cut = words.index("$A")
+        self._template = Template(tuple(ids[:cut]), tuple(ids[cut:]), single)
+
+    # ------------------------------------------------------------------ batches, the HF way
+
+    def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
+                 padding: bool | str = False, truncation: bool | str = False, max_length: int | None = None,
+                 pad_to_multiple_of: int | None = None, return_tensors: str | None = None,
+                 return_attention_mask: bool = True, return_offsets_mapping: bool = False,
+                 split_special_tokens: bool = False, num_threads: int | None = None) -> BatchEncoding:
+        """Encode a text or a batch as transformers tokenizers do: a ``BatchEncoding`` (a
+        dict) with ``input_ids``, ``attention_mask`` and, with ``return_offsets_mapping``,
+        ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for bytes
+        input; (0, 0) for template and padding tokens). ``padding``: False, True or
+        "longest", "max_length"; ``truncation`` cuts each text to ``max_length`` ids
+        (the template's counted); ``return_tensors="np"`` gives 2-D int64 arrays, built by
+        numpy from the codec's flat batch. A single text gives flat lists (or arrays of
+        one row), as in transformers."""
+        mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
+        texts, single = batch_of(text)
+        flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
+        template = self._template if add_special_tokens else Template()
+        arrays = return_tensors == "np"
+        if arrays and mode == "none":  # one array of rows: they must be of one length already
+            kept = np.diff(starts) if not truncate else np.minimum(np.diff(starts), max_length - template.extra)
+            if np.unique(kept).shape[0] > 1:
+                raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
+            mode = "longest"
+        out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
+                       pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
+                       arrays=arrays, spans=spans)
+        if not return_attention_mask:
+            out.pop("attention_mask")
+        if single and not arrays:
+            out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
+        return BatchEncoding(out)
+
+    def encode_with_offsets(self, text: str | bytes, *, split_special_tokens: bool = False
+                            ) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, offsets): each token's (start, end) in ``text``, in chars for a str and in
+        bytes for bytes; a token that holds part of a char (a byte-fallback token) gets
+        that char's span, so ``text[start:end]`` is the text each token is part of."""
+        flat, _, spans = self._flat_batch([text], split_special_tokens, True, 1)
+        assert spans is not None
+        return flat.tolist(), [tuple(pair) for pair in spans.tolist()]  # type: ignore[misc]
+
+    def _flat_batch(self, texts: list, split_special_tokens: bool, offsets: bool, num_threads: int | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(ids, starts, spans or None): every text's ids one after the other (text i's at
+        ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans."""
+        data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+        if offsets and self.bug_compat:
+            raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
+        if self._has_specials and not split_special_tokens:
+            lists = [self._encode_with_specials(t, False if offsets else self.bug_compat) for t in data]
+            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.int64, count=sum(map(len, lists)))
+            starts = np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
+        else:
+            flat, starts = self._encode_flat(data, num_threads)
+        if not offsets:
+            return flat, starts, None
+        lengths = self._token_lengths(flat)
+        spans = [char_spans(t, lengths[a:b]) for t, a, b in zip(data, starts[:-1].tolist(), starts[1:].tolist())]
+        return flat, starts, np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
+
+    def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """The codec's flat batch (``encode_many``), slices of it on threads."""
+        threads = max(1, min(num_threads or usable_cpus(), len(data) or 1))
+        if threads == 1 or len(data) < 64:
+            ids, offsets = self._model.encode_many(data, self.bug_compat)
+            return np.frombuffer(ids, dtype=np.uint32).astype(np.int64), np.frombuffer(offsets, dtype=np.int64)
+        step = -(-len(data) // threads)
+        parts = list(_pool(threads).map(lambda k: self._model.encode_many(data[k : k + step], self.bug_compat),
+                                        range(0, len(data), step)))
+        flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts]).astype(np.int64)
+        lengths = np.concatenate([np.diff(np.frombuffer(offsets, dtype=np.int64)) for _, offsets in parts])
+        return flat, np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+
+    def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
+        """The byte length of each id's token (added special tokens' included)."""
+        if self._key_lens is None:
+            lens = np.frombuffer(self._model.key_data()[1], dtype=np.uint8).astype(np.int64)
+            extra = self._specials.new_ids(len(self._keys))
+            if extra:
+                lens = np.concatenate((lens, np.zeros(max(extra) + 1 - lens.shape[0], dtype=np.int64)))
+                for kid, data in extra.items():
+                    lens[kid] = len(data)
+            self._key_lens = lens
+        return self._key_lens[ids]
+
+    def _padding_id(self) -> int:
+        return self.pad_id if self.pad_token_id is None else self.pad_token_id
 
     # ------------------------------------------------------------------ copying and comparing
 
@@ -485,7 +739,21 @@ class Tokenizer(TokenizerBase):
         codec's trie is rebuilt on loading): what ``multiprocessing`` and DataLoader
         workers need, and ``copy.deepcopy`` too."""
         return (_rebuilt, (type(self), self._keys, self._record_order, self._enc_offsets, self._enc_ids,
-                           self.bug_compat))
+                           self.bug_compat, self._user_state()))
+
+    def _user_state(self) -> dict[str, object]:
+        """What the user layer adds to the model: special tokens, template, padding."""
+        return {"special_tokens": [(data, kid) for data, kid in self._specials.ids.items()],
+                "template": self._template.text, "padding_side": self.padding_side, "pad_token_id": self.pad_token_id}
+
+    def _set_user_state(self, state: dict) -> None:
+        for data, kid in state.get("special_tokens", ()):
+            self._specials.ids[bytes(data)] = int(kid)
+            self._specials.by_id[int(kid)] = bytes(data)
+        self._has_specials = bool(self._specials)
+        self.set_template(state.get("template", "$A"))
+        self.padding_side = state.get("padding_side", "right")
+        self.pad_token_id = state.get("pad_token_id")
 
     def __eq__(self, other: object) -> bool:
         """The same vocabulary, record order, stored encodings and options."""
@@ -494,7 +762,7 @@ class Tokenizer(TokenizerBase):
         return (self is other or self._keys == other._keys and self.bug_compat == other.bug_compat
                 and np.array_equal(self._record_order, other._record_order)
                 and np.array_equal(self._enc_offsets, other._enc_offsets)
-                and np.array_equal(self._enc_ids, other._enc_ids))
+                and np.array_equal(self._enc_ids, other._enc_ids) and self._user_state() == other._user_state())
 
     __hash__ = None  # type: ignore[assignment]  # mutable options: not a dict key
 
@@ -502,11 +770,44 @@ class Tokenizer(TokenizerBase):
         return f"<bbpe.Tokenizer: {len(self)} ids, {len(self._enc_offsets) - 1} stored encodings>"
 
 
+class _SpecialsStreamDecoder(StreamDecoder):
+    """The stream decoder of a tokenizer with added special tokens past its vocabulary:
+    such an id ends the char before it (flushed) and gives its token's text."""
+
+    specials: dict[int, bytes]
+
+    def feed(self, ids: object) -> str:
+        if _is_one_id(ids):
+            ids = [ids]
+        out: list[str] = []
+        run: list = []
+        for kid in ids:  # type: ignore[attr-defined]
+            if kid in self.specials:
+                out += (super().feed(run), self.flush(), self.specials[kid].decode("utf-8", self.errors))
+                run = []
+            else:
+                run.append(kid)
+        out.append(super().feed(run))
+        return "".join(out)
+
+    def __reduce__(self) -> tuple:
+        return (_specials_stream_decoder, (self.model, self.errors, self.pending, self.specials))
+
+
+def _specials_stream_decoder(model: Model, errors: str, pending: bytes, specials: dict[int, bytes]
+                             ) -> _SpecialsStreamDecoder:
+    decoder = _SpecialsStreamDecoder(model, errors)
+    decoder.specials = specials
+    decoder.feed(list(pending))  # id b is the byte b (Q1): the pending bytes go back as they were
+    return decoder
+
+
 def _rebuilt(cls: type[Tokenizer], keys: list[bytes], record_order: np.ndarray, offsets: np.ndarray,
-             ids: np.ndarray, bug_compat: bool) -> Tokenizer:
+             ids: np.ndarray, bug_compat: bool, state: dict | None = None) -> Tokenizer:
     """A pickled tokenizer (``Tokenizer.__reduce__``), built again."""
     tok = cls(keys, record_order=record_order, bug_compat=bug_compat)
     tok._enc_offsets, tok._enc_ids = offsets, ids
+    tok._set_user_state(state or {})
     return tok
 
 

@@ -79,3 +79,37 @@ def test_saving_into_a_missing_directory_names_the_target(tok, tmp_path):
         tok.save(target)
     assert caught.value.filename == str(target)
     assert not (tmp_path / "no").exists()
+
+
+def test_the_json_file_is_shaped_like_hf_and_told_apart_by_content(tok, tmp_path):
+    import json
+
+    path = tmp_path / "model.json"
+    tok.save(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert list(document)[:9] == ["version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
+                                  "model", "post_processor", "decoder"]
+    assert document["model"]["type"] == "XBBPE" and len(document["model"]["vocab"]) == len(tok)
+    odd = tmp_path / "model.data"  # the content decides, not the name
+    odd.write_bytes(path.read_bytes())
+    assert bbpe.load(odd).keys == tok.keys
+    buffer = io.BytesIO()
+    tok.save(buffer, format="json")
+    assert bbpe.load(io.BytesIO(buffer.getvalue())).keys == tok.keys
+    assert bbpe.from_bytes(tok.to_bytes(format="json")).to_bytes(encodings=False) == tok.to_bytes(encodings=False)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{not json", "not a valid bbpe JSON file"),
+    ('{"version": "1.0"}', "an object with a 'model' object"),
+    ('{"version": "9", "model": {}}', "unknown version '9'"),
+    ('{"version": "1.0", "model": {"type": "WordPiece", "vocab": {}}}', "model type 'WordPiece'"),
+    ('{"version": "1.0", "model": {"type": "XBBPE", "vocab": {"a": 5}}}', "token 'a' has id 5"),
+    ('{"version": "1.0", "model": {"type": "XBBPE", "vocab": {"a": 0}}}', "model: "),
+    ('{"version": "1.0", "added_tokens": [{"id": "x"}], "model": {}}', "added_tokens must be a list"),
+])
+def test_a_bad_json_file_is_named(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(bbpe.FormatError, match=f"bad.json: offset [0-9]+: .*{message}"):
+        bbpe.load(path)

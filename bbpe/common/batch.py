@@ -1,0 +1,159 @@
+"""Batches the HF way, shared by every model: a post-processing template (BOS/EOS),
+truncation, padding, attention masks and offsets, as ``transformers`` tokenizers return
+them (``input_ids``, ``attention_mask``, ``offset_mapping``).
+
+Everything works on the flat form the codec gives a batch in (all ids one after the other,
+and where each text's start): with ``return_tensors="np"`` the padded 2-D arrays are made
+from it by numpy, with no Python object per token; lists are made per text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PADDING = (False, True, "longest", "max_length", "do_not_pad")
+
+
+@dataclass(frozen=True)
+class Template:
+    """Ids put before and after each text when ``add_special_tokens=True`` (HF's
+    ``TemplateProcessing`` for single texts: ``"<S> $A </S>"``). Empty by default."""
+
+    prefix: tuple[int, ...] = ()
+    suffix: tuple[int, ...] = ()
+    text: str = field(default="$A", compare=False)  # as given, for saving
+
+    @property
+    def extra(self) -> int:
+        return len(self.prefix) + len(self.suffix)
+
+
+class BatchEncoding(dict):
+    """What ``tokenizer(texts)`` returns: a dict of ``input_ids``, ``attention_mask`` and,
+    when asked, ``offset_mapping``, whose keys are also attributes (as in transformers)."""
+
+    def __getattr__(self, name: str) -> object:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def check_options(padding: object, truncation: object, max_length: int | None, pad_to_multiple_of: int | None,
+                  return_tensors: object) -> tuple[str, bool]:
+    """Validate the call's options; returns (padding as 'none'|'longest'|'max_length', truncate)."""
+    if padding not in PADDING:
+        raise ValueError(f"padding must be one of False, True, 'longest', 'max_length', got {padding!r}")
+    if truncation not in (False, True, "longest_first", "only_first", "do_not_truncate"):
+        raise ValueError(f"truncation must be False, True or 'longest_first', got {truncation!r}")
+    if return_tensors not in (None, "np"):
+        raise ValueError(f"return_tensors must be None or 'np', got {return_tensors!r}")
+    for name, value in (("max_length", max_length), ("pad_to_multiple_of", pad_to_multiple_of)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+    mode = "none" if padding in (False, "do_not_pad") else "max_length" if padding == "max_length" else "longest"
+    truncate = truncation not in (False, "do_not_truncate")
+    if mode == "max_length" and max_length is None:
+        raise ValueError("padding='max_length' needs max_length")
+    if truncate and max_length is None:
+        raise ValueError("truncation needs max_length (bbpe models have no model_max_length)")
+    return mode, truncate
+
+
+def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, padding: str, truncate: bool,
+             max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
+             arrays: bool, spans: np.ndarray | None = None) -> dict[str, object]:
+    """The batch of texts whose ids are ``flat[starts[i]:starts[i+1]]`` (and whose
+    offsets, if asked, are ``spans[...]``, (n, 2)): each truncated to ``max_length``
+    with the template's ids counted, the template added, then padded; as 2-D arrays
+    (``arrays``) or as lists. Template and padding tokens get offsets (0, 0)."""
+    lengths = np.diff(starts)
+    keep = lengths
+    if truncate:
+        assert max_length is not None
+        keep = np.minimum(lengths, max(0, max_length - template.extra))
+    total = keep + template.extra
+    width = int(total.max(initial=0))
+    if padding == "max_length":
+        width = max(width, max_length or 0) if not truncate else max_length or width
+    if pad_to_multiple_of and width % pad_to_multiple_of:
+        width += pad_to_multiple_of - width % pad_to_multiple_of
+    rows = lengths.shape[0]
+    # where each kept id goes: row r, column prefix + j (right padding) or shifted left
+    row_of = np.repeat(np.arange(rows), keep)
+    first = np.repeat(starts[:-1], keep)
+    j = np.arange(row_of.shape[0]) - np.repeat(np.cumsum(keep) - keep, keep)
+    src = first + j
+    if padding == "none":
+        return _lists(flat, starts, keep, template, spans)
+    shift = np.zeros(rows, dtype=np.int64) if padding_side == "right" else width - total
+    ids = np.full((rows, width), pad_id, dtype=np.int64)
+    mask = np.zeros((rows, width), dtype=np.int64)
+    col = np.repeat(shift, keep) + len(template.prefix) + j
+    ids[row_of, col] = flat[src]
+    for k, kid in enumerate(template.prefix):
+        ids[np.arange(rows), shift + k] = kid
+    for k, kid in enumerate(template.suffix):
+        ids[np.arange(rows), shift + len(template.prefix) + keep + k] = kid
+    live = np.arange(width)[None, :] - shift[:, None]
+    mask[(live >= 0) & (live < total[:, None])] = 1
+    out: dict[str, object] = {"input_ids": ids, "attention_mask": mask}
+    if spans is not None:
+        offsets = np.zeros((rows, width, 2), dtype=np.int64)
+        offsets[row_of, col] = spans[src]
+        out["offset_mapping"] = offsets
+    if not arrays:
+        out = {name: value.tolist() for name, value in out.items()}
+        if spans is not None:
+            out["offset_mapping"] = [[tuple(pair) for pair in row] for row in out["offset_mapping"]]  # type: ignore[union-attr]
+    return out
+
+
+def _lists(flat: np.ndarray, starts: np.ndarray, keep: np.ndarray, template: Template,
+           spans: np.ndarray | None) -> dict[str, object]:
+    """Unpadded: one list per text (the template added), masks of ones."""
+    prefix, suffix = list(template.prefix), list(template.suffix)
+    ids_out: list[list[int]] = []
+    offsets_out: list[list[tuple[int, int]]] = []
+    flat_list = flat.tolist()
+    for a, n in zip(starts[:-1].tolist(), keep.tolist()):
+        ids_out.append(prefix + flat_list[a : a + n] + suffix if template.extra else flat_list[a : a + n])
+        if spans is not None:
+            pairs = [tuple(p) for p in spans[a : a + n].tolist()]
+            offsets_out.append([(0, 0)] * len(prefix) + pairs + [(0, 0)] * len(suffix))
+    out: dict[str, object] = {"input_ids": ids_out, "attention_mask": [[1] * len(row) for row in ids_out]}
+    if spans is not None:
+        out["offset_mapping"] = offsets_out
+    return out
+
+
+def char_spans(text: str | bytes, token_lengths: np.ndarray) -> np.ndarray:
+    """(n, 2) spans of tokens whose bytes, one after the other, are ``text``'s (UTF-8 for a
+    str): in chars for a str, in bytes for bytes. A token that holds part of a char (a
+    byte-fallback token) gets that whole char's span, as HF gives it."""
+    ends = np.cumsum(token_lengths, dtype=np.int64)
+    starts = ends - token_lengths
+    if isinstance(text, bytes):
+        return np.stack([starts, ends], axis=1)
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    if ends.shape[0] and ends[-1] != data.shape[0]:
+        raise ValueError("offsets: the tokens do not spell the text (bug_compat=True drops bytes, Q14)")
+    char_of = np.cumsum((data & 0xC0) != 0x80, dtype=np.int64) - 1  # the char each byte is part of
+    if not ends.shape[0]:
+        return np.zeros((0, 2), dtype=np.int64)
+    return np.stack([char_of[starts], char_of[ends - 1] + 1], axis=1)
+
+
+def batch_of(texts: object) -> tuple[Sequence, bool]:
+    """(the texts as a list, whether one text was given rather than a batch)."""
+    if isinstance(texts, (str, bytes, bytearray)):
+        return [texts], True
+    if isinstance(texts, (list, tuple)):
+        return list(texts), False
+    try:
+        return list(texts), False  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"text must be a str, bytes or a sequence of them, got {type(texts).__name__}") from None

@@ -1,0 +1,134 @@
+"""Batches the HF way (``tok(texts, padding=..., truncation=..., return_tensors="np")``) and
+offsets: padded 2-D arrays equal the per-text encodings, offsets slice the input back to
+each token's text, the template adds BOS/EOS only when asked."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from conftest import TANG300
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bbpe
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return bbpe.Tokenizer.train(TANG300, 2000)
+
+
+def _texts(seed: int, n: int = 50) -> list[str]:
+    rng = random.Random(seed)
+    lines = TANG300.read_text(encoding="utf-8").splitlines()
+    return [rng.choice(lines)[: rng.randint(0, 40)] + rng.choice(["", " abc", "é𡵓", "<S>"]) for _ in range(n)]
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_padded_arrays_equal_the_per_text_encodings(tok, side):
+    texts = _texts(1)
+    tok.padding_side = side
+    try:
+        batch = tok(texts, padding=True, return_tensors="np")
+        lists = tok(texts, padding=True)
+    finally:
+        tok.padding_side = "right"
+    ids, mask = batch["input_ids"], batch.attention_mask
+    assert ids.ndim == 2 and ids.shape == mask.shape and ids.shape[0] == len(texts)
+    assert ids.shape[1] == max(len(tok.encode(t)) for t in texts)
+    for row, m, text in zip(ids, mask, texts):
+        assert row[m == 1].tolist() == tok.encode(text)
+        assert (row[m == 0] == tok.pad_id).all()
+        live = np.flatnonzero(m)
+        if live.size:
+            assert (live[0] == 0) if side == "right" else (live[-1] == ids.shape[1] - 1)
+    assert lists["input_ids"] == ids.tolist() and lists["attention_mask"] == mask.tolist()
+
+
+def test_unpadded_lists_truncation_and_lengths(tok):
+    texts = _texts(2)
+    plain = tok(texts)
+    assert plain["input_ids"] == [tok.encode(t) for t in texts]
+    assert plain["attention_mask"] == [[1] * len(tok.encode(t)) for t in texts]
+    cut = tok(texts, truncation=True, max_length=5)
+    assert cut["input_ids"] == [tok.encode(t)[:5] for t in texts]
+    fixed = tok(texts, padding="max_length", truncation=True, max_length=12, return_tensors="np")
+    assert fixed["input_ids"].shape == (len(texts), 12)
+    multiple = tok(texts, padding=True, pad_to_multiple_of=8, return_tensors="np")
+    assert multiple["input_ids"].shape[1] % 8 == 0
+    longer = tok(["ab"], padding="max_length", max_length=6, return_tensors="np")
+    assert longer["input_ids"].tolist() == [[97, 98] + [tok.pad_id] * 4]
+    assert "attention_mask" not in tok(texts, return_attention_mask=False)
+
+
+def test_one_text_gives_flat_lists(tok):
+    one = tok("床前明月光")
+    assert one["input_ids"] == tok.encode("床前明月光") and one.input_ids == one["input_ids"]
+    assert tok("床前明月光", return_tensors="np")["input_ids"].shape == (1, len(tok.encode("床前明月光")))
+    with pytest.raises(ValueError, match="needs texts of one length: pass padding=True"):
+        tok(["床前", "a"], return_tensors="np")
+
+
+def test_the_template_adds_bos_and_eos_when_asked(tok):
+    template = bbpe.Tokenizer(tok.keys)
+    template.set_template("<S> $A </S>")
+    ids = tok.encode("床前")
+    assert template("床前")["input_ids"] == [tok.bos_id, *ids, tok.eos_id]
+    assert template("床前", add_special_tokens=False)["input_ids"] == ids
+    assert tok("床前")["input_ids"] == ids  # none by default: the C++ adds none
+    cut = template(["床前明月光"], truncation=True, max_length=4, return_offsets_mapping=True)
+    assert cut["input_ids"] == [[tok.bos_id, *tok.encode("床前明月光")[:2], tok.eos_id]]
+    assert cut["offset_mapping"][0][0] == (0, 0) and cut["offset_mapping"][0][-1] == (0, 0)
+    with pytest.raises(ValueError, match="neither in the vocabulary nor a special token"):
+        template.set_template("<nope> $A")
+    with pytest.raises(ValueError, match=r"must hold \$A once"):
+        template.set_template("<S>")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("床前明月光疑是地上霜abc <>S/P，。é𡵓ゃ\n")), max_size=30))
+def test_offsets_slice_the_text_back(text):
+    """Each token's bytes lie in the chars of its span, and the span is the least such:
+    its first char holds the token's first byte, its last char the token's last byte (a
+    byte-fallback token of a char gets that whole char)."""
+    ids, offsets = _TOK.encode_with_offsets(text)
+    assert ids == _TOK.encode(text) and len(offsets) == len(ids)
+    byte_at = [len(text[:c].encode()) for c in range(len(text) + 1)]  # where char c starts, in bytes
+    at = 0
+    for kid, (start, end) in zip(ids, offsets):
+        size = len(_TOK.token_bytes(kid))
+        assert byte_at[start] <= at < byte_at[start + 1]
+        assert byte_at[end - 1] < at + size <= byte_at[end]
+        at += size
+    assert at == len(text.encode())
+
+
+def test_offsets_in_bytes_for_bytes_and_for_special_tokens(tok):
+    data = "床前 ab".encode()
+    ids, offsets = tok.encode_with_offsets(data)
+    assert b"".join(data[s:e] for s, e in offsets) == data
+    special = bbpe.Tokenizer(tok.keys)
+    special.add_special_tokens(["<|eot|>"])
+    ids, offsets = special.encode_with_offsets("天<|eot|>地")
+    assert offsets[ids.index(special.token_to_id("<|eot|>"))] == (1, 8)
+    batch = special(["天<|eot|>地", "x"], padding=True, return_offsets_mapping=True, return_tensors="np")
+    assert batch["offset_mapping"].shape == batch["input_ids"].shape + (2,)
+    assert batch["offset_mapping"][1, 1:].tolist() == [[0, 0]] * (batch["input_ids"].shape[1] - 1)
+
+
+def test_bad_options_are_named(tok):
+    for kwargs, message in [({"padding": "yes"}, "padding must be"), ({"truncation": "x"}, "truncation must be"),
+                            ({"return_tensors": "pt"}, "return_tensors must be None or 'np'"),
+                            ({"padding": "max_length"}, "needs max_length"), ({"truncation": True}, "needs max_length"),
+                            ({"max_length": 0, "truncation": True}, "max_length must be a positive int")]:
+        with pytest.raises(ValueError, match=message):
+            tok(["a"], **kwargs)
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        tok(["a", 5])
+    with pytest.raises(ValueError, match="offsets need bbpe's lossless encoding"):
+        bbpe.Tokenizer(tok.keys, bug_compat=True).encode_with_offsets("a")
+
+
+_TOK = bbpe.Tokenizer.train(TANG300, 2000)
