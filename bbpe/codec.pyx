@@ -27,7 +27,7 @@ from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from .errors import UnknownIdError
@@ -52,6 +52,9 @@ cdef extern from "Python.h":
     bint _bytes_check_exact "PyBytes_CheckExact"(PyObject* o)
     bint _unicode_check_exact "PyUnicode_CheckExact"(PyObject* o)
     long long _long_value "PyLong_AsLongLongAndOverflow"(PyObject* o, int* overflow)
+    void PyObject_GC_UnTrack(void* o)
+    Py_ssize_t Py_REFCNT(PyObject* o)
+    void Py_SET_REFCNT(PyObject* o, Py_ssize_t n)
 
 ctypedef fused id_t:
     int32_t
@@ -157,6 +160,15 @@ def _plain_text(obj, str name):
         raise TypeError(f"{name} must be a str or a bytes-like object of bytes, got a buffer of "
                         f"{view.format!r} items ({type(obj).__name__})")
     return view.tobytes()
+
+
+cdef void _add_references(PyObject** ints, const int64_t* refs, int64_t n) noexcept:
+    """Give each shared int the references that lists took to it without the GIL
+    (``Model.encode_lists``); the GIL is held."""
+    cdef int64_t kid
+    for kid in range(n):
+        if refs[kid]:
+            Py_SET_REFCNT(ints[kid], Py_REFCNT(ints[kid]) + refs[kid])
 
 
 cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap, int flags) noexcept nogil:
@@ -740,6 +752,10 @@ cdef class Model:
             item = ints[ids[i]]
             Py_INCREF(<object>item)  # the list owns a reference to each shared int
             items[i] = item
+        # A list of ints can be in no reference cycle: the cyclic collector need not track
+        # it, and each collection then skips it (with millions of result lists alive, the
+        # collections of a program that keeps them cost more than the encoding)
+        PyObject_GC_UnTrack(<PyObject*>out)
         return out
 
     def encode(self, data, bint bug_compat=False):
@@ -851,23 +867,33 @@ cdef class Model:
             free(ids)
 
     def encode_lists(self, list texts, bint bug_compat=False):
-        """Encode a list of str or bytes into a list of lists of ids: the encoding runs
-        without the GIL, so threads that each take a slice of a batch overlap.
+        """Encode a list of str or bytes into a list of lists of ids, nearly all of it
+        without the GIL, so threads that each take a slice of a batch run side by side.
 
-        Texts go in rounds of about a megabyte of ids: each round is encoded (GIL released)
-        into one reused buffer that stays in the CPU's cache while its lists are built."""
+        Texts go in rounds of about a megabyte of ids, each encoded into one reused buffer
+        that stays in the CPU's cache. Under the GIL only the lists are made (empty, one
+        allocation each); their items are written without it: each is a borrowed pointer
+        to the model's shared int for its id, and the references are counted per id and
+        added to those ints at the end, under the GIL again (``_add_references``). That is
+        safe because the model's tuple of ints keeps every one of them alive throughout,
+        and no one sees the lists before they are returned."""
         cdef list items = list(texts)  # ours: no other thread can free a text while we encode
-        cdef Py_ssize_t m = len(items), i = 0, j, k
+        cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
         cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+        cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
+        cdef int64_t* refs = <int64_t*>calloc(self.view.n_keys + 1, sizeof(int64_t))
         cdef size_t cap = _ROUND_IDS, need, bound
         cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
+        cdef int32_t* src
+        cdef PyObject** dst
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
         cdef int64_t count = 0
         cdef list out = PyList_New(m)
         cdef object one
         try:
-            if ts == NULL or offs == NULL or buf == NULL:
+            if ts == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
                 raise MemoryError()
             for k in range(m):
                 _as_text(items[k], &ts[k])
@@ -895,15 +921,29 @@ cdef class Model:
                         offs[k + 1] = offs[k] + count
                 if count < 0:
                     raise RuntimeError("encode_lists: output bound exceeded")  # cannot happen: see _text_cap
-                for k in range(i, j):
-                    one = self._as_list(buf + offs[k], offs[k + 1] - offs[k])
+                for k in range(i, j):  # the lists, empty (NULL items), under the GIL
+                    one = PyList_New(offs[k + 1] - offs[k])
+                    PyObject_GC_UnTrack(<PyObject*>one)  # ints only: in no cycle (see _as_list)
+                    slots[k] = (<PyListObject*>one).ob_item
                     Py_INCREF(one)
                     PyList_SET_ITEM(out, k, one)
+                with nogil:  # their items, without it
+                    for k in range(i, j):
+                        src = buf + offs[k]
+                        dst = slots[k]
+                        n = offs[k + 1] - offs[k]
+                        for t in range(n):
+                            dst[t] = ints[src[t]]
+                            refs[src[t]] += 1
                 i = j
             return out
         finally:
+            if refs != NULL:
+                _add_references(ints, refs, self.view.n_keys)  # before anything can drop a list
             free(ts)
             free(offs)
+            free(slots)
+            free(refs)
             free(buf)
 
     def encode_lines_into(self, const uint8_t[::1] data, bint last_para_end, bint bug_compat, int64_t[::1] ids,

@@ -9,9 +9,13 @@ $BBPE_BENCH_MODELS, default /tmp/bbpe-bench-models): bbpe with `bbpe train`; tik
 `Encoding` built offline from the mergeable ranks of a byte-level BPE trained with rustbpe;
 HF tokenizers (WhitespaceSplit + Punctuation), sentencepiece (bpe, character_coverage 1.0,
 byte_fallback) and YouTokenToMe with their own trainers. Input: the corpus's lines as str.
-Throughput is UTF-8 megabytes of input per second, best of --repeat runs, warm, with the
-cyclic GC off while timing (as timeit does). "single": one call per line, one thread.
-"batch": each tool's batch API on 2 threads. Decode: one call per line, tokens per second.
+Throughput is UTF-8 megabytes of input per second, best of --repeat runs, warm, each run
+from a clean heap (``gc.collect()`` first) with every result kept until it ends: with
+Python's cyclic garbage collector on, as in a user's program (the headline), and off (as
+timeit measures). "single": one call per line, one thread. "batch": each tool's batch API
+on 2 threads. Decode: one call per line, tokens per second. For bbpe also the padded 2-D
+batch of ``tok(lines, padding=True, return_tensors="np")`` against ``encode_batch(lines,
+out="numpy")`` on the same lines.
 """
 
 from __future__ import annotations
@@ -123,15 +127,19 @@ def load(tool: str, name: str):
 
 # ----------------------------------------------------------------------------- timing
 
-def best(fn, repeat: int) -> float:
+def best(fn, repeat: int, collector: bool = True) -> float:
+    """The best time of ``repeat`` runs of ``fn``, each from a clean heap, its result kept
+    until the run ends; the cyclic collector on (as in a user's program) or off."""
     times = []
     for _ in range(repeat):
         gc.collect()
-        gc.disable()
+        if not collector:
+            gc.disable()
         start = time.perf_counter()
-        fn()
+        result = fn()
         times.append(time.perf_counter() - start)
         gc.enable()
+        del result
     return min(times)
 
 
@@ -139,11 +147,19 @@ def measure(tool: str, name: str, lines: list[str], nbytes: int, repeat: int) ->
     encode, batch, decode = load(tool, name)
     encoded = [encode(line) for line in lines]  # warm up, and the ids to decode
     ntokens = sum(map(len, encoded))
-    single = best(lambda: [encode(line) for line in lines], repeat)
-    many = best(lambda: batch(lines), repeat)
-    dec = best(lambda: [decode(ids) for ids in encoded], repeat)
-    return {"single": nbytes / single / 1e6, "batch": nbytes / many / 1e6, "decode": ntokens / dec / 1e6,
-            "tpb": ntokens / nbytes}
+    out = {"tpb": ntokens / nbytes}
+    for collector, suffix in ((True, ""), (False, "_gc_off")):
+        out["single" + suffix] = nbytes / best(lambda: [encode(line) for line in lines], repeat, collector) / 1e6
+        out["batch" + suffix] = nbytes / best(lambda: batch(lines), repeat, collector) / 1e6
+    out["decode"] = ntokens / best(lambda: [decode(ids) for ids in encoded], repeat) / 1e6
+    if tool == "bbpe":
+        import bbpe
+
+        tok = bbpe.Tokenizer.load(model_path(tool, name))
+        out["call_np"] = nbytes / best(lambda: tok(lines, padding=True, return_tensors="np", num_threads=2),
+                                       repeat) / 1e6
+        out["batch_np"] = nbytes / best(lambda: tok.encode_batch(lines, num_threads=2, out="numpy"), repeat) / 1e6
+    return out
 
 
 def long_line(name: str, repeat: int) -> tuple[float, float]:
@@ -222,8 +238,9 @@ def main() -> None:
         results[name] = {}
         for tool in TOOLS:
             r = results[name][tool] = measure(tool, name, lines, nbytes, args.repeat)
-            print(f"{name:9s} {tool:14s} single {r['single']:7.1f} MB/s  batch {r['batch']:7.1f} MB/s  "
-                  f"decode {r['decode']:6.1f} M tok/s  tokens/byte {r['tpb']:.3f}", flush=True)
+            print(f"{name:9s} {tool:14s} single {r['single']:7.1f} MB/s (GC off {r['single_gc_off']:7.1f})  "
+                  f"batch {r['batch']:7.1f} MB/s (GC off {r['batch_gc_off']:7.1f})  decode {r['decode']:6.1f} M tok/s"
+                  f"  tokens/byte {r['tpb']:.3f}", flush=True)
     one, split = long_line(names[0], args.repeat)
     in_cache = cache_resident_scaling(names[0], args.repeat)
 
@@ -232,26 +249,33 @@ def main() -> None:
                  f"Versions: {versions(['bbpe', 'tiktoken', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n",
                  ("Each tool encodes the corpus's lines (str) with its own BPE model of 32000 trained on that corpus "
                  "(tiktoken: ranks from rustbpe's byte-level trainer). MB/s of UTF-8 input, best of "
-                 f"{args.repeat}, warm, GC off while timing. single = one call per line, one thread; batch = the "
-                 "tool's batch call on 2 threads; decode = one call per line. ×: bbpe divided by the best of "
-                 "tiktoken, YouTokenToMe and sentencepiece (HF tokenizers in brackets).\n"),
-                 "| corpus | tool | single MB/s | batch MB/s | decode M tok/s | tokens/byte |",
-                 "| --- | --- | ---: | ---: | ---: | ---: |"]
+                 f"{args.repeat}, warm, each run from a clean heap with its results kept, Python's garbage "
+                 "collector on (as in a user's program; off in the GC off columns). single = one call per line, "
+                 "one thread; batch = the tool's batch call on 2 threads; decode = one call per line. ×: bbpe "
+                 "divided by the best of tiktoken, YouTokenToMe and sentencepiece (HF tokenizers in brackets).\n"),
+                 ("| corpus | tool | single MB/s | single, GC off | batch MB/s | batch, GC off | decode M tok/s | "
+                 "tokens/byte |"),
+                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name in names:
         for tool in TOOLS:
             r = results[name][tool]
-            lines_out.append(f"| {name} | {tool} | {r['single']:.1f} | {r['batch']:.1f} | {r['decode']:.1f} | "
-                             f"{r['tpb']:.3f} |")
+            lines_out.append(f"| {name} | {tool} | {r['single']:.1f} | {r['single_gc_off']:.1f} | {r['batch']:.1f} | "
+                             f"{r['batch_gc_off']:.1f} | {r['decode']:.1f} | {r['tpb']:.3f} |")
         ours = results[name]["bbpe"]
         rivals = [results[name][t] for t in ("tiktoken", "youtokentome", "sentencepiece")]
         hf = results[name]["tokenizers"]
         lines_out.append(
             f"| {name} | **bbpe ×** | **{ours['single'] / max(r['single'] for r in rivals):.1f}** "
-            f"({ours['single'] / hf['single']:.1f}) | **{ours['batch'] / max(r['batch'] for r in rivals):.1f}** "
-            f"({ours['batch'] / hf['batch']:.1f}) | **{ours['decode'] / max(r['decode'] for r in rivals):.1f}** "
+            f"({ours['single'] / hf['single']:.1f}) | | **{ours['batch'] / max(r['batch'] for r in rivals):.1f}** "
+            f"({ours['batch'] / hf['batch']:.1f}) | | **{ours['decode'] / max(r['decode'] for r in rivals):.1f}** "
             f"({ours['decode'] / hf['decode']:.1f}) | |")
     lines_out.append("")
     first = results[names[0]]["bbpe"]
+    lines_out.append(f"* bbpe with the collector on, {names[0]}: one call per line {first['single']:.1f} MB/s, "
+                     f"{first['single'] / first['single_gc_off']:.2f}x the collector-off figure (its result lists "
+                     "hold only ints and are not tracked by the collector); `tok(lines, padding=True, "
+                     f"return_tensors=\"np\")` {first['call_np']:.1f} MB/s against `encode_batch(lines, "
+                     f"out=\"numpy\")` {first['batch_np']:.1f} MB/s ({first['batch_np'] / first['call_np']:.2f}x).")
     lines_out.append(f"* bbpe's own batch speed-up on 2 threads ({names[0]}): "
                      f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed. For comparison, the encoder "
                      f"alone, each of 2 threads re-encoding 200 KB that stays in cache, does {in_cache:.2f}x the work of "

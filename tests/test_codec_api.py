@@ -129,3 +129,38 @@ def test_encode_lines_into_both_layouts(tok, compat):
         tok.model.encode_lines_into(block, True, compat, ids[:3])
     with pytest.raises(ValueError, match="lengths holds 1 words"):
         tok.model.encode_lines_into(block, True, compat, ids, lengths[:1])
+
+
+def test_result_lists_are_plain_lists_the_collector_skips(tok):
+    """Result lists hold only ints, so the cyclic collector need not track them (a program
+    that keeps millions of them would otherwise pay for them in every collection); they
+    are ordinary lists all the same."""
+    import gc
+
+    one = tok.encode("床前明月光")
+    batch = tok.encode_batch(["床前", "明月光"] * 50, num_threads=2)
+    assert not gc.is_tracked(one) and not any(gc.is_tracked(ids) for ids in batch)
+    assert type(one) is list and one == list(one)
+    one.append(5)
+    assert one[-1] == 5 and one[:-1] == tok.encode("床前明月光")
+
+
+def test_batch_lists_count_their_references(tok):
+    """encode_lists writes the items without the GIL and adds the references per id after
+    (``_add_references``): every shared int's count is back where it was once the lists go,
+    on one thread or two, and when the batch is refused."""
+    import sys
+
+    texts = lines_of(3, count=2000) * 3
+    expected = [tok.encode(t) for t in texts]
+    probe = next(ids[0] for ids in expected if ids)
+    before = sys.getrefcount(probe)
+    for threads in (1, 2):
+        got = tok.encode_batch(texts, num_threads=threads)
+        assert got == expected
+        assert sys.getrefcount(probe) == before + sum(ids.count(probe) for ids in got)
+        del got
+        assert sys.getrefcount(probe) == before
+    with pytest.raises(TypeError):
+        tok.model.encode_lists([*texts, 5])
+    assert sys.getrefcount(probe) == before
