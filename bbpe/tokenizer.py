@@ -1,8 +1,15 @@
 """``Tokenizer``: a trained XBBPE vocabulary that encodes, decodes, loads and saves ``.bin`` files.
 
-A thin facade: training is ``xbbpe.pipeline`` (handed the corpus once), the codec
-``codec.pyx``, the file format ``xbbpe.binfile``. Importing this module does not import
-numba; only training does.
+A facade: training is ``xbbpe.pipeline`` (handed the corpus once), the codec
+``codec.pyx``, the file formats ``xbbpe.binfile`` and ``common.tokenizer_json``; what every
+model shares comes from the mixins ``common.vocab_access`` (vocabulary access, special
+tokens, the template) and ``common.batch`` (HF-style batches and offsets), and this class
+gives them the model's primitives (the section "what the shared layer needs"). Importing
+this module does not import numba; only training does.
+
+Why this module is long: it holds every user-facing entry point of the XBBPE model
+(construction, the two file formats, training, encoding, decoding, the C++'s special ids),
+each with the docstring users read; the logic behind each lives in the modules above.
 """
 
 from __future__ import annotations
@@ -25,13 +32,14 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
 from .common import tokenizer_json
-from .common.batch import BatchEncoding, Template, assemble, batch_of, char_spans, check_options
+from .common.batch import HFBatches, Template
 from .common.corpus import Corpus, block_lines, split_lines
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
 from .common.specials import SpecialTokens
 from .common.token_text import token_bytes, token_text
+from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
 from .xbbpe import binfile, pipeline
 from .xbbpe.pipeline import id_dtype
@@ -53,7 +61,7 @@ def _default_corpus() -> str:
 DEFAULT_CORPUS = _default_corpus()
 
 
-class Tokenizer(TokenizerBase):
+class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     """A byte-level BPE vocabulary as XBBPE builds it.
 
     >>> tok = Tokenizer.train("data/tang300.txt", vocab_size=800)   # doctest: +SKIP
@@ -554,155 +562,7 @@ class Tokenizer(TokenizerBase):
         """``GetEOS()``: the id of ``</S>``."""
         return self._special(EOS)
 
-    @property
-    def vocab_size(self) -> int:
-        """The number of ids, added special tokens included (``len(tok)``; HF's
-        ``get_vocab_size(with_added_tokens=True)``)."""
-        return len(self)
-
-    def get_vocab(self) -> dict[str, int]:
-        """Every token as text (``id_to_token``) -> its id, as HF ``tokenizers`` gives it."""
-        vocab = {token_text(key): i for i, key in enumerate(self._keys)}
-        vocab.update((token_text(data), kid) for kid, data in self._specials.new_ids(len(self._keys)).items())
-        return vocab
-
-    def id_to_token(self, token_id: int) -> str:
-        """The token of an id as text: its UTF-8, with ``<0xHH>`` for each byte that is not
-        part of a valid UTF-8 char (``bbpe.common.token_text``: invertible, and no two
-        tokens read the same). Raises UnknownIdError for an id not in the vocabulary."""
-        return token_text(self.token_bytes(token_id))
-
-    def token_to_id(self, token: str | bytes) -> int | None:
-        """The id of a token given as text (the form ``id_to_token`` gives) or as bytes, or
-        None when it is not in the vocabulary."""
-        if isinstance(token, str):
-            key = token_bytes(token)
-        elif isinstance(token, (bytes, bytearray, memoryview)):
-            key = bytes(token)
-        else:
-            raise TypeError(f"token must be a str or bytes, got {type(token).__name__}")
-        return self.token_id(key)
-
-    def convert_ids_to_tokens(self, ids: int | Iterable[int]) -> str | list[str]:
-        """``id_to_token`` of each id (of one id: its token), as transformers has it."""
-        if _is_one_id(ids):
-            return self.id_to_token(ids)  # type: ignore[arg-type]
-        return [self.id_to_token(i) for i in _as_id_list(ids)]
-
-    def convert_tokens_to_ids(self, tokens: str | bytes | Iterable[str | bytes]) -> int | None | list[int | None]:
-        """``token_to_id`` of each token (of one token: its id)."""
-        if isinstance(tokens, (str, bytes)):
-            return self.token_to_id(tokens)
-        return [self.token_to_id(t) for t in tokens]
-
-    def _checked_id(self, token_id: object, position: int = 0) -> int:
-        if isinstance(token_id, float) or not hasattr(token_id, "__index__"):
-            raise TypeError(f"an id must be an integer, got {type(token_id).__name__}")
-        kid = token_id.__index__()
-        if not 0 <= kid < len(self) or kid >= len(self._keys) and kid not in self._specials.by_id:
-            raise UnknownIdError(kid, position, len(self))
-        return kid
-
-    # ------------------------------------------------------------------ special tokens
-
-    def add_special_tokens(self, tokens: Iterable[str | bytes]) -> int:
-        """Add special tokens (``str`` or bytes, any length): each is matched whole in the
-        input before the model runs, never split or merged, and has one id, that of the
-        vocabulary's key with its bytes or else a new one after the vocabulary. Returns
-        how many were added. The three XBBPE specials (``<P>``, ``<S>``, ``</S>``) keep the
-        C++ behaviour (QUIRKS Q12, Q13) unless added here."""
-        added = self._specials.add(tokens, self.token_id, len(self))
-        self._has_specials = bool(self._specials)
-        self._key_lens = None
-        return added
-
-    @property
-    def special_tokens(self) -> dict[str, int]:
-        """The special tokens as text (``id_to_token``'s form) -> id: XBBPE's PAD, BOS and EOS,
-        then those added."""
-        named = {token_text(PAD): self.pad_id, token_text(BOS): self.bos_id, token_text(EOS): self.eos_id}
-        named.update((token_text(data), kid) for data, kid in self._specials.ids.items())
-        return named
-
-    def set_template(self, single: str = "$A") -> None:
-        """What ``add_special_tokens=True`` puts around each text, as HF's
-        ``TemplateProcessing`` writes it: ``"<S> $A </S>"`` (each other word a token of the
-        vocabulary or a special token, as text). None by default: the C++ adds nothing."""
-        words = single.split()
-        if words.count("$A") != 1:
-            raise ValueError(f"the template must hold $A once, got {single!r}")
-        ids: list[int] = []
-        for word in words:
-            if word == "$A":
-                continue
-            kid = self.token_to_id(word)
-            if kid is None:
-                raise ValueError(f"template token {word!r} is neither in the vocabulary nor a special token")
-            ids.append(kid)
-        cut = words.index("$A")
-        self._template = Template(tuple(ids[:cut]), tuple(ids[cut:]), single)
-
-    # ------------------------------------------------------------------ batches, the HF way
-
-    def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
-                 padding: bool | str = False, truncation: bool | str = False, max_length: int | None = None,
-                 pad_to_multiple_of: int | None = None, return_tensors: str | None = None,
-                 return_attention_mask: bool = True, return_offsets_mapping: bool = False,
-                 split_special_tokens: bool = False, num_threads: int | None = None) -> BatchEncoding:
-        """Encode a text or a batch as transformers tokenizers do: a ``BatchEncoding`` (a
-        dict) with ``input_ids``, ``attention_mask`` and, with ``return_offsets_mapping``,
-        ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for bytes
-        input; (0, 0) for template and padding tokens). ``padding``: False, True or
-        "longest", "max_length"; ``truncation`` cuts each text to ``max_length`` ids
-        (the template's counted); ``return_tensors="np"`` gives 2-D int64 arrays, built by
-        numpy from the codec's flat batch. A single text gives flat lists (or arrays of
-        one row), as in transformers."""
-        mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
-        texts, single = batch_of(text)
-        flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
-        template = self._template if add_special_tokens else Template()
-        arrays = return_tensors == "np"
-        if arrays and mode == "none":  # one array of rows: they must be of one length already
-            kept = np.diff(starts) if not truncate else np.minimum(np.diff(starts), max_length - template.extra)
-            if np.unique(kept).shape[0] > 1:
-                raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
-            mode = "longest"
-        out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
-                       pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
-                       arrays=arrays, spans=spans)
-        if not return_attention_mask:
-            out.pop("attention_mask")
-        if single and not arrays:
-            out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
-        return BatchEncoding(out)
-
-    def encode_with_offsets(self, text: str | bytes, *, split_special_tokens: bool = False
-                            ) -> tuple[list[int], list[tuple[int, int]]]:
-        """(ids, offsets): each token's (start, end) in ``text``, in chars for a str and in
-        bytes for bytes; a token that holds part of a char (a byte-fallback token) gets
-        that char's span, so ``text[start:end]`` is the text each token is part of."""
-        flat, _, spans = self._flat_batch([text], split_special_tokens, True, 1)
-        assert spans is not None
-        return flat.tolist(), [tuple(pair) for pair in spans.tolist()]  # type: ignore[misc]
-
-    def _flat_batch(self, texts: list, split_special_tokens: bool, offsets: bool, num_threads: int | None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(ids, starts, spans or None): every text's ids one after the other (text i's at
-        ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans."""
-        data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
-        if offsets and self.bug_compat:
-            raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
-        if self._has_specials and not split_special_tokens:
-            lists = [self._encode_with_specials(t, False if offsets else self.bug_compat) for t in data]
-            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.int64, count=sum(map(len, lists)))
-            starts = np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
-        else:
-            flat, starts = self._encode_flat(data, num_threads)
-        if not offsets:
-            return flat, starts, None
-        lengths = self._token_lengths(flat)
-        spans = [char_spans(t, lengths[a:b]) for t, a, b in zip(data, starts[:-1].tolist(), starts[1:].tolist())]
-        return flat, starts, np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
+    # ------------------------------------------------------------------ what the shared layer needs
 
     def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
         """The codec's flat batch (``encode_many``), slices of it on threads."""
@@ -729,8 +589,9 @@ class Tokenizer(TokenizerBase):
             self._key_lens = lens
         return self._key_lens[ids]
 
-    def _padding_id(self) -> int:
-        return self.pad_id if self.pad_token_id is None else self.pad_token_id
+    def _model_special_tokens(self) -> dict[str, int]:
+        """XBBPE's own special tokens (``VocabularyAccess.special_tokens``)."""
+        return {token_text(PAD): self.pad_id, token_text(BOS): self.bos_id, token_text(EOS): self.eos_id}
 
     # ------------------------------------------------------------------ copying and comparing
 
@@ -809,21 +670,6 @@ def _rebuilt(cls: type[Tokenizer], keys: list[bytes], record_order: np.ndarray, 
     tok._enc_offsets, tok._enc_ids = offsets, ids
     tok._set_user_state(state or {})
     return tok
-
-
-def _is_one_id(ids: object) -> bool:
-    """An int, a numpy integer or a 0-d integer array: one id, not a sequence of them."""
-    if isinstance(ids, np.ndarray):
-        return ids.ndim == 0
-    return not isinstance(ids, (str, bytes)) and hasattr(ids, "__index__") and not hasattr(ids, "__iter__")
-
-
-def _as_id_list(ids: object) -> list:
-    if isinstance(ids, (str, bytes, bytearray)):
-        raise TypeError(f"ids must be integers, got {type(ids).__name__}")
-    if isinstance(ids, np.ndarray):
-        return ids.reshape(-1).tolist()
-    return ids if type(ids) is list else list(ids)  # type: ignore[call-overload]
 
 
 def _text_list(texts: object) -> list:

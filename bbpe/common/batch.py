@@ -5,6 +5,11 @@ them (``input_ids``, ``attention_mask``, ``offset_mapping``).
 Everything works on the flat form the codec gives a batch in (all ids one after the other,
 and where each text's start): with ``return_tensors="np"`` the padded 2-D arrays are made
 from it by numpy, with no Python object per token; lists are made per text.
+
+``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
+``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)`` (bytes per
+token), ``_encode_with_specials(text, compat)``, ``_has_specials``, ``_template``,
+``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..codec import _plain_text
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
 
@@ -157,3 +164,70 @@ def batch_of(texts: object) -> tuple[Sequence, bool]:
         return list(texts), False  # type: ignore[call-overload]
     except TypeError:
         raise TypeError(f"text must be a str, bytes or a sequence of them, got {type(texts).__name__}") from None
+
+
+class HFBatches:
+    """``tokenizer(texts, ...)`` and offsets (see the module)."""
+
+    def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
+                 padding: bool | str = False, truncation: bool | str = False, max_length: int | None = None,
+                 pad_to_multiple_of: int | None = None, return_tensors: str | None = None,
+                 return_attention_mask: bool = True, return_offsets_mapping: bool = False,
+                 split_special_tokens: bool = False, num_threads: int | None = None) -> BatchEncoding:
+        """Encode a text or a batch as transformers tokenizers do: a ``BatchEncoding`` (a
+        dict) with ``input_ids``, ``attention_mask`` and, with ``return_offsets_mapping``,
+        ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for bytes
+        input; (0, 0) for template and padding tokens). ``padding``: False, True or
+        "longest", "max_length"; ``truncation`` cuts each text to ``max_length`` ids
+        (the template's counted); ``return_tensors="np"`` gives 2-D int64 arrays, built by
+        numpy from the codec's flat batch. A single text gives flat lists (or arrays of
+        one row), as in transformers."""
+        mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
+        texts, single = batch_of(text)
+        flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
+        template = self._template if add_special_tokens else Template()
+        arrays = return_tensors == "np"
+        if arrays and mode == "none":  # one array of rows: they must be of one length already
+            kept = np.diff(starts) if not truncate else np.minimum(np.diff(starts), max_length - template.extra)
+            if np.unique(kept).shape[0] > 1:
+                raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
+            mode = "longest"
+        out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
+                       pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
+                       arrays=arrays, spans=spans)
+        if not return_attention_mask:
+            out.pop("attention_mask")
+        if single and not arrays:
+            out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
+        return BatchEncoding(out)
+
+    def encode_with_offsets(self, text: str | bytes, *, split_special_tokens: bool = False
+                            ) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, offsets): each token's (start, end) in ``text``, in chars for a str and in
+        bytes for bytes; a token that holds part of a char (a byte-fallback token) gets
+        that char's span, so ``text[start:end]`` is the text each token is part of."""
+        flat, _, spans = self._flat_batch([text], split_special_tokens, True, 1)
+        assert spans is not None
+        return flat.tolist(), [tuple(pair) for pair in spans.tolist()]  # type: ignore[misc]
+
+    def _flat_batch(self, texts: list, split_special_tokens: bool, offsets: bool, num_threads: int | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(ids, starts, spans or None): every text's ids one after the other (text i's at
+        ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans."""
+        data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+        if offsets and self.bug_compat:
+            raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
+        if self._has_specials and not split_special_tokens:
+            lists = [self._encode_with_specials(t, False if offsets else self.bug_compat) for t in data]
+            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.int64, count=sum(map(len, lists)))
+            starts = np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
+        else:
+            flat, starts = self._encode_flat(data, num_threads)
+        if not offsets:
+            return flat, starts, None
+        lengths = self._token_lengths(flat)
+        spans = [char_spans(t, lengths[a:b]) for t, a, b in zip(data, starts[:-1].tolist(), starts[1:].tolist())]
+        return flat, starts, np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
+
+    def _padding_id(self) -> int:
+        return self.pad_id if self.pad_token_id is None else self.pad_token_id

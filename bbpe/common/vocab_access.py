@@ -1,0 +1,129 @@
+"""Vocabulary access and special tokens, the same for every model: the calls HF
+``tokenizers`` and transformers name (``get_vocab``, ``id_to_token``, ``token_to_id``,
+``convert_ids_to_tokens``, ``vocab_size``, ``add_special_tokens``) and the template that
+``add_special_tokens=True`` applies.
+
+``VocabularyAccess`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides:
+``_keys`` (each id's bytes, the model's vocabulary), ``token_id(bytes)`` (the id of a key,
+added special tokens included, or None), ``_specials`` (a ``SpecialTokens``),
+``_has_specials``, ``_key_lens`` (a cache this resets) and ``_model_special_tokens()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..errors import UnknownIdError
+from .batch import Template
+from .token_text import token_bytes, token_text
+
+
+class VocabularyAccess:
+    """The vocabulary by id and by token text, and the special tokens (see the module)."""
+
+    _keys: list[bytes]
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of ids, added special tokens included (``len(tok)``; HF's
+        ``get_vocab_size(with_added_tokens=True)``)."""
+        return len(self)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Every token as text (``id_to_token``) -> its id, as HF ``tokenizers`` gives it."""
+        vocab = {token_text(key): i for i, key in enumerate(self._keys)}
+        vocab.update((token_text(data), kid) for kid, data in self._specials.new_ids(len(self._keys)).items())
+        return vocab
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token of an id as text: its UTF-8, with ``<0xHH>`` for each byte that is not
+        part of a valid UTF-8 char (``bbpe.common.token_text``: invertible, and no two
+        tokens read the same). Raises UnknownIdError for an id not in the vocabulary."""
+        return token_text(self.token_bytes(token_id))
+
+    def token_to_id(self, token: str | bytes) -> int | None:
+        """The id of a token given as text (the form ``id_to_token`` gives) or as bytes, or
+        None when it is not in the vocabulary."""
+        if isinstance(token, str):
+            key = token_bytes(token)
+        elif isinstance(token, (bytes, bytearray, memoryview)):
+            key = bytes(token)
+        else:
+            raise TypeError(f"token must be a str or bytes, got {type(token).__name__}")
+        return self.token_id(key)
+
+    def convert_ids_to_tokens(self, ids: int | Iterable[int]) -> str | list[str]:
+        """``id_to_token`` of each id (of one id: its token), as transformers has it."""
+        if _is_one_id(ids):
+            return self.id_to_token(ids)  # type: ignore[arg-type]
+        return [self.id_to_token(i) for i in _as_id_list(ids)]
+
+    def convert_tokens_to_ids(self, tokens: str | bytes | Iterable[str | bytes]) -> int | None | list[int | None]:
+        """``token_to_id`` of each token (of one token: its id)."""
+        if isinstance(tokens, (str, bytes)):
+            return self.token_to_id(tokens)
+        return [self.token_to_id(t) for t in tokens]
+
+    def _checked_id(self, token_id: object, position: int = 0) -> int:
+        if isinstance(token_id, float) or not hasattr(token_id, "__index__"):
+            raise TypeError(f"an id must be an integer, got {type(token_id).__name__}")
+        kid = token_id.__index__()
+        if not 0 <= kid < len(self) or kid >= len(self._keys) and kid not in self._specials.by_id:
+            raise UnknownIdError(kid, position, len(self))
+        return kid
+
+    # special tokens
+
+    def add_special_tokens(self, tokens: Iterable[str | bytes]) -> int:
+        """Add special tokens (``str`` or bytes, any length): each is matched whole in the
+        input before the model runs, never split or merged, and has one id, that of the
+        vocabulary's key with its bytes or else a new one after the vocabulary. Returns
+        how many were added. A model's own specials (XBBPE's ``<P>``, ``<S>``, ``</S>``)
+        keep the model's behaviour (XBBPE: the C++'s, QUIRKS Q12, Q13) unless added here."""
+        added = self._specials.add(tokens, self.token_id, len(self))
+        self._has_specials = bool(self._specials)
+        self._key_lens = None
+        return added
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """The special tokens as text (``id_to_token``'s form) -> id: the model's own (XBBPE:
+        PAD, BOS and EOS), then those added."""
+        named = self._model_special_tokens()
+        named.update((token_text(data), kid) for data, kid in self._specials.ids.items())
+        return named
+
+    def set_template(self, single: str = "$A") -> None:
+        """What ``add_special_tokens=True`` puts around each text, as HF's
+        ``TemplateProcessing`` writes it: ``"<S> $A </S>"`` (each other word a token of the
+        vocabulary or a special token, as text). None by default: the C++ adds nothing."""
+        words = single.split()
+        if words.count("$A") != 1:
+            raise ValueError(f"the template must hold $A once, got {single!r}")
+        ids: list[int] = []
+        for word in words:
+            if word == "$A":
+                continue
+            kid = self.token_to_id(word)
+            if kid is None:
+                raise ValueError(f"template token {word!r} is neither in the vocabulary nor a special token")
+            ids.append(kid)
+        cut = words.index("$A")
+        self._template = Template(tuple(ids[:cut]), tuple(ids[cut:]), single)
+
+
+def _is_one_id(ids: object) -> bool:
+    """An int, a numpy integer or a 0-d integer array: one id, not a sequence of them."""
+    if isinstance(ids, np.ndarray):
+        return ids.ndim == 0
+    return not isinstance(ids, (str, bytes)) and hasattr(ids, "__index__") and not hasattr(ids, "__iter__")
+
+
+def _as_id_list(ids: object) -> list:
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TypeError(f"ids must be integers, got {type(ids).__name__}")
+    if isinstance(ids, np.ndarray):
+        return ids.reshape(-1).tolist()
+    return ids if type(ids) is list else list(ids)  # type: ignore[call-overload]
