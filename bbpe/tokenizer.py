@@ -148,7 +148,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             raise TypeError(f"from_bytes takes bytes, got {type(data).__name__} (a path goes to Tokenizer.load)")
         data = bytes(data)
         if tokenizer_json.looks_like_json(data):
-            return cls._from_json(tokenizer_json.parse(data, name), name)
+            tok = cls._from_json(tokenizer_json.parse(data, name), name)
+            tok.bug_compat = tok.bug_compat or bug_compat
+            return tok
         return cls._from_contents(binfile.parse_bin(data, name), bug_compat)
 
     @classmethod
@@ -343,8 +345,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
 
     # ------------------------------------------------------------------ encoding
 
-    # encode(text, *, gbk=False, bug_compat=None, out="list") is TokenizerBase.encode, in
-    # Cython: a str or bytes into a list goes straight to C; everything else comes here.
+    # encode(text, *, gbk=False, bug_compat=None, out="list", split_special_tokens=False,
+    # disallowed_special=()) is TokenizerBase.encode, in Cython: a str or bytes into a list,
+    # with no special token added, goes straight to C; everything else comes here.
 
     def _encode_other(self, text: str | bytes, gbk: bool, compat: bool, out: str, split_special_tokens: bool = False,
                       disallowed_special: object = ()) -> list[int] | np.ndarray:
@@ -392,9 +395,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         work = self._many_encoder(out)
         if threads == 1:
             return work(data, compat)
-        # more slices than threads: while one thread builds its lists (GIL), others encode,
-        # and the last slices, whose lists cannot overlap anything, are short (8 per thread
-        # measured best among 4, 8, 16 and 32 on zh-large)
+        # more slices than threads: while one thread makes its lists (the GIL, one allocation
+        # each), the others encode and fill theirs, and the last slices, which nothing
+        # overlaps, are short (8 per thread measured best among 4, 8, 16 and 32 on zh-large)
         step = max(1, -(-len(data) // (8 * threads)))
         chunks = [data[i : i + step] for i in range(0, len(data), step)]
         result: list = []
