@@ -3,9 +3,10 @@
 
 Why this module is long: its C level (the ``noexcept nogil`` functions of codec.pxd and
 the capsule of bbpe.h) and the Python classes over it (``Model``, ``TokenizerBase``,
-``StreamDecoder``) share the compiled trie and its inlined helpers, and Cython inlines
-only within one module; splitting the two into ``.pyx`` files of their own is planned
-(issue 21), with a ``.pxd`` between them.
+``StreamDecoder``) share the compiled trie and its inlined helpers, and Cython inlines only
+within one module: the hot loops (a str read from its code units, a list filled from the
+encoder's buffer) would pay a call per char or per id across two modules. The Python
+level stays thin; what is not hot (special tokens, batches, files) is in Python modules.
 
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key
