@@ -699,6 +699,8 @@ def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
             pos = int(np.argmax(flat > _INT64_MAX))
             raise UnknownIdError(int(flat[pos]), pos, n_keys)
         return np.ascontiguousarray(flat, dtype=np.int64)
+    if not hasattr(ids, "__iter__"):
+        raise TypeError(f"ids must be an integer or a sequence of integers, got {type(ids).__name__}")
     seq = ids if isinstance(ids, (list, tuple)) else list(ids)
     try:
         return array("q", seq)

@@ -50,6 +50,15 @@ def test_encode_batch_names_the_bad_position(tok):
         tok.encode_batch(["床"], gbk=True)
 
 
+def test_ids_and_corpus_paths_are_checked(tok):
+    with pytest.raises(TypeError, match="ids must be an integer or a sequence of integers, got NoneType"):
+        tok.decode(None)
+    with pytest.raises(TypeError, match="the corpus must be a path or a list of paths .* got int"):
+        bbpe.Tokenizer.train(5)
+    with pytest.raises(TypeError, match="got bytes"):
+        bbpe.Tokenizer.train(b"corpus.txt")
+
+
 def test_training_lines_are_checked():
     with pytest.raises(TypeError, match="got one str; to train on a file, give its path to Tokenizer.train"):
         bbpe.Tokenizer.train_from_iterator(str(TANG300))

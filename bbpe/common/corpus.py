@@ -367,8 +367,9 @@ class Corpus:
         stdin, are copied to a temporary file first (``_spooled``), each checked before."""
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        elif isinstance(paths, (bytes, bytearray)):
-            raise TypeError("corpus paths must be str or os.PathLike, got bytes")
+        elif isinstance(paths, (bytes, bytearray)) or not hasattr(paths, "__iter__"):
+            raise TypeError(f"the corpus must be a path or a list of paths (str or os.PathLike), got "
+                            f"{type(paths).__name__}")
         names: list[str] = []
         for i, path in enumerate(paths):
             if not isinstance(path, (str, os.PathLike)):
