@@ -1118,6 +1118,48 @@ def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] star
     return offset, -1, 0
 
 
+def pad_rows(const int64_t[::1] flat, const int64_t[::1] starts, const int64_t[::1] keep,
+             const int64_t[::1] prefix, const int64_t[::1] suffix, int64_t pad_id, bint left,
+             int64_t[:, ::1] ids, int64_t[:, ::1] mask=None):
+    """Fill a padded batch in one pass, without the GIL: row r of ``ids`` gets ``prefix``,
+    the ``keep[r]`` ids from ``flat[starts[r]:]``, ``suffix``, and ``pad_id`` in the rest
+    (before them when ``left``); row r of ``mask`` 1 under those ids and 0 under the
+    padding. The padded arrays are mostly padding, so the cost is writing them once, which
+    numpy's fancy indexing and broadcast masks do several times over."""
+    cdef Py_ssize_t rows = ids.shape[0], width = ids.shape[1], r, c, shift, n
+    cdef Py_ssize_t npre = prefix.shape[0], nsuf = suffix.shape[0], total
+    cdef int64_t* row
+    cdef int64_t* mrow
+    if keep.shape[0] != rows or starts.shape[0] < rows or (
+            mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
+        raise ValueError("pad_rows: the shapes of keep, starts, ids and mask do not agree")
+    for r in range(rows):
+        if keep[r] < 0 or npre + keep[r] + nsuf > width or starts[r] < 0 or starts[r] + keep[r] > flat.shape[0]:
+            raise ValueError(f"pad_rows: row {r} does not fit ({keep[r]} ids from {starts[r]}, width {width})")
+    with nogil:
+        for r in range(rows):
+            n = keep[r]
+            total = npre + n + nsuf
+            shift = width - total if left else 0
+            row = &ids[r, 0]
+            for c in range(shift):
+                row[c] = pad_id
+            for c in range(npre):
+                row[shift + c] = prefix[c]
+            if n:
+                memcpy(row + shift + npre, &flat[starts[r]], n * sizeof(int64_t))
+            for c in range(nsuf):
+                row[shift + npre + n + c] = suffix[c]
+            for c in range(shift + total, width):
+                row[c] = pad_id
+            if mask is not None:
+                mrow = &mask[r, 0]
+                memset(mrow, 0, shift * sizeof(int64_t))
+                for c in range(shift, shift + total):
+                    mrow[c] = 1
+                memset(mrow + shift + total, 0, (width - shift - total) * sizeof(int64_t))
+
+
 cdef Py_ssize_t _utf8_valid_prefix(const uint8_t* s, Py_ssize_t n, bint* invalid) noexcept nogil:
     """The length of the longest prefix of s[0:n] made of whole valid UTF-8 sequences (as
     Python's strict decoder defines them: no overlongs, no surrogates, at most U+10FFFF);

@@ -391,14 +391,14 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         if self._has_specials and not split_special_tokens:
             lists = [self._encode_with_specials(t, compat) for t in data]
             return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
-        threads = max(1, min(num_threads or usable_cpus(), len(data) or 1))
+        threads = _batch_threads(num_threads, len(data))
         work = self._many_encoder(out)
         if threads == 1:
             return work(data, compat)
         # more slices than threads: while one thread makes its lists (the GIL, one allocation
         # each), the others encode and fill theirs, and the last slices, which nothing
         # overlaps, are short (8 per thread measured best among 4, 8, 16 and 32 on zh-large)
-        step = max(1, -(-len(data) // (8 * threads)))
+        step = max(_MIN_SLICE, -(-len(data) // (8 * threads)))
         chunks = [data[i : i + step] for i in range(0, len(data), step)]
         result: list = []
         for part in _pool(threads).map(lambda chunk: work(chunk, compat), chunks):
@@ -569,8 +569,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
 
     def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
         """The codec's flat batch (``encode_many``), slices of it on threads."""
-        threads = max(1, min(num_threads or usable_cpus(), len(data) or 1))
-        if threads == 1 or len(data) < 64:
+        threads = _batch_threads(num_threads, len(data))
+        if threads == 1:
             ids, offsets = self._model.encode_many(data, self.bug_compat)
             return np.frombuffer(ids, dtype=np.uint32).astype(np.int64), np.frombuffer(offsets, dtype=np.int64)
         step = -(-len(data) // threads)
@@ -717,6 +717,17 @@ def _encode_arrays(model: Model, texts: list, compat: bool) -> list[np.ndarray]:
     flat = np.frombuffer(ids, dtype=np.uint32)
     bounds = np.frombuffer(offsets, dtype=np.int64).tolist()
     return [flat[a:b] for a, b in pairwise(bounds)]
+
+
+# texts per slice of a batch at least: a slice handed to a thread costs tens of microseconds,
+# the encoding of a short line (zh-large's average 130 bytes) about one
+_MIN_SLICE = 128
+
+
+def _batch_threads(num_threads: int | None, n_texts: int) -> int:
+    """Threads for a batch of ``n_texts``: as asked (default: every usable CPU), but no
+    more than the slices of ``_MIN_SLICE`` texts it holds."""
+    return max(1, min(num_threads or usable_cpus(), n_texts // _MIN_SLICE))
 
 
 @cache

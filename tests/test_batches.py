@@ -87,6 +87,29 @@ def test_the_template_adds_bos_and_eos_when_asked(tok):
         template.set_template("<S>")
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_padded_template_rows_with_offsets_and_without_mask(tok, side):
+    """The compiled fill (codec.pad_rows) puts the template around each text's ids, on
+    either side, and the offsets in the same columns; pad_to_multiple_of widens the rows."""
+    template = bbpe.Tokenizer(tok.keys)
+    template.set_template("<S> $A </S>")
+    template.padding_side = side
+    texts = _texts(2, 40)
+    got = template(texts, padding=True, return_tensors="np", return_offsets_mapping=True, pad_to_multiple_of=8)
+    ids, mask, offsets = got["input_ids"], got["attention_mask"], got["offset_mapping"]
+    assert ids.shape[1] % 8 == 0 and ids.shape[1] >= max(len(tok.encode(t)) for t in texts) + 2
+    for row, m, spans, text in zip(ids, mask, offsets, texts):
+        assert row[m == 1].tolist() == [tok.bos_id, *tok.encode(text), tok.eos_id]
+        assert (row[m == 0] == template.pad_id).all() and (spans[m == 0] == 0).all()
+        inner = spans[m == 1][1:-1]
+        assert [text[a:b] for a, b in inner.tolist()] == [text[a:b] for a, b in template.encode_with_offsets(text)[1]]
+    bare = template(texts, padding=True, return_tensors="np", return_attention_mask=False)
+    assert set(bare) == {"input_ids"}
+    assert np.array_equal(bare["input_ids"], template(texts, padding=True, return_tensors="np")["input_ids"])
+    with pytest.raises(ValueError, match="max_length=1 leaves no room for the template's 2 ids"):
+        template(texts, padding="max_length", truncation=True, max_length=1, return_tensors="np")
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("床前明月光疑是地上霜abc <>S/P，。é𡵓ゃ\n")), max_size=30))
 def test_offsets_slice_the_text_back(text):

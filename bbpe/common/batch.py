@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..codec import _plain_text
+from ..codec import _plain_text, pad_rows
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
 
@@ -72,7 +72,7 @@ def check_options(padding: object, truncation: object, max_length: int | None, p
 
 def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, padding: str, truncate: bool,
              max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
-             arrays: bool, spans: np.ndarray | None = None) -> dict[str, object]:
+             arrays: bool, spans: np.ndarray | None = None, mask: bool = True) -> dict[str, object]:
     """The batch of texts whose ids are ``flat[starts[i]:starts[i+1]]`` (and whose
     offsets, if asked, are ``spans[...]``, (n, 2)): each truncated to ``max_length``
     with the template's ids counted, the template added, then padded; as 2-D arrays
@@ -82,35 +82,33 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
     if truncate:
         assert max_length is not None
         keep = np.minimum(lengths, max(0, max_length - template.extra))
+    if padding == "none":
+        return _lists(flat, starts, keep, template, spans)
     total = keep + template.extra
     width = int(total.max(initial=0))
     if padding == "max_length":
         width = max(width, max_length or 0) if not truncate else max_length or width
     if pad_to_multiple_of and width % pad_to_multiple_of:
         width += pad_to_multiple_of - width % pad_to_multiple_of
+    if total.shape[0] and width < int(total.max()):
+        raise ValueError(f"max_length={max_length} leaves no room for the template's {template.extra} ids")
     rows = lengths.shape[0]
-    # where each kept id goes: row r, column prefix + j (right padding) or shifted left
-    row_of = np.repeat(np.arange(rows), keep)
-    first = np.repeat(starts[:-1], keep)
-    j = np.arange(row_of.shape[0]) - np.repeat(np.cumsum(keep) - keep, keep)
-    src = first + j
-    if padding == "none":
-        return _lists(flat, starts, keep, template, spans)
-    shift = np.zeros(rows, dtype=np.int64) if padding_side == "right" else width - total
-    ids = np.full((rows, width), pad_id, dtype=np.int64)
-    mask = np.zeros((rows, width), dtype=np.int64)
-    col = np.repeat(shift, keep) + len(template.prefix) + j
-    ids[row_of, col] = flat[src]
-    for k, kid in enumerate(template.prefix):
-        ids[np.arange(rows), shift + k] = kid
-    for k, kid in enumerate(template.suffix):
-        ids[np.arange(rows), shift + len(template.prefix) + keep + k] = kid
-    live = np.arange(width)[None, :] - shift[:, None]
-    mask[(live >= 0) & (live < total[:, None])] = 1
-    out: dict[str, object] = {"input_ids": ids, "attention_mask": mask}
+    left = padding_side == "left"
+    ids = np.empty((rows, width), dtype=np.int64)
+    masks = np.empty((rows, width), dtype=np.int64) if mask else None
+    pad_rows(np.ascontiguousarray(flat, dtype=np.int64), np.ascontiguousarray(starts, dtype=np.int64),
+             np.ascontiguousarray(keep, dtype=np.int64), np.array(template.prefix, dtype=np.int64),
+             np.array(template.suffix, dtype=np.int64), pad_id, left, ids, masks)
+    out: dict[str, object] = {"input_ids": ids}
+    if masks is not None:
+        out["attention_mask"] = masks
     if spans is not None:
+        # where each kept id went: row r, column shift + prefix + j
+        shift = width - total if left else np.zeros(rows, dtype=np.int64)
+        row_of = np.repeat(np.arange(rows), keep)
+        j = np.arange(row_of.shape[0]) - np.repeat(np.cumsum(keep) - keep, keep)
         offsets = np.zeros((rows, width, 2), dtype=np.int64)
-        offsets[row_of, col] = spans[src]
+        offsets[row_of, np.repeat(shift, keep) + len(template.prefix) + j] = spans[np.repeat(starts[:-1], keep) + j]
         out["offset_mapping"] = offsets
     if not arrays:
         out = {name: value.tolist() for name, value in out.items()}
@@ -194,9 +192,9 @@ class HFBatches:
             mode = "longest"
         out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
                        pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
-                       arrays=arrays, spans=spans)
+                       arrays=arrays, spans=spans, mask=return_attention_mask)
         if not return_attention_mask:
-            out.pop("attention_mask")
+            out.pop("attention_mask", None)
         if single and not arrays:
             out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
         return BatchEncoding(out)
