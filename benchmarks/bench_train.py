@@ -3,6 +3,7 @@ the C++ reference, each in its own process, in one run, on the same machine.
 
     python benchmarks/bench_train.py                 # all configurations, README table
     python benchmarks/bench_train.py --quick         # zh-large at 8000 only
+    python benchmarks/bench_train.py --no-reference  # without the C++ program (slow)
 
 Corpora come from ../shared/corpora/build.sh (built into $BBPE_CORPORA, default
 /tmp/bbpe-corpora, when missing). Wall time is the best of --repeat runs; peak RSS is that
@@ -70,12 +71,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="zh-large at 8000 only")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    ap.add_argument("--no-reference", action="store_true",
+                    help=f"leave out the C++ reference (up to {REFERENCE_TIMEOUT} s per configuration)")
     args = ap.parse_args()
     configs = CONFIGS[:1] if args.quick else CONFIGS
     lines = []
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        reference = build_reference(tmp)
+        reference = None if args.no_reference else build_reference(tmp)
         small = bbpe_cmd(corpus("zh-small"), 2000, tmp / "small.bin")
         first = measure(small)  # the first run after installing
         jit_cold = measure(small, env={**os.environ, "BBPE_JIT": "1", "NUMBA_CACHE_DIR": str(tmp / "numba-cold")})
