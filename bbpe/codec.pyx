@@ -54,6 +54,7 @@ cdef extern from "Python.h":
     bint _unicode_check_exact "PyUnicode_CheckExact"(PyObject* o)
     long long _long_value "PyLong_AsLongLongAndOverflow"(PyObject* o, int* overflow)
     void PyObject_GC_UnTrack(void* o)
+    void PyObject_GC_Track(void* o)
     Py_ssize_t Py_REFCNT(PyObject* o)
     void Py_SET_REFCNT(PyObject* o, Py_ssize_t n)
 
@@ -150,9 +151,9 @@ def _plain_text(obj, str name):
     bytes (bytearray, memoryview, a uint8 array) copied; anything else is a TypeError that
     names ``name`` and the type (``None`` is no empty text, an int no count of NULs)."""
     if isinstance(obj, str):
-        return str(obj)
+        return str.__str__(obj)  # the chars it holds, whatever its own __str__ says
     if isinstance(obj, bytes):
-        return bytes(obj)
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj))
     try:
         view = memoryview(obj)
     except TypeError:
@@ -877,7 +878,9 @@ cdef class Model:
         to the model's shared int for its id, and the references are counted per id and
         added to those ints at the end, under the GIL again (``_add_references``). That is
         safe because the model's tuple of ints keeps every one of them alive throughout,
-        and no one sees the lists before they are returned."""
+        and no one sees the lists before they are returned: the outer list is not tracked by
+        the collector until it is whole, so ``gc.get_objects()`` on another thread cannot
+        reach a list whose items are not written yet."""
         cdef list items = list(texts)  # ours: no other thread can free a text while we encode
         cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
@@ -893,6 +896,7 @@ cdef class Model:
         cdef int64_t count = 0
         cdef list out = PyList_New(m)
         cdef object one
+        PyObject_GC_UnTrack(<PyObject*>out)
         try:
             if ts == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
                 raise MemoryError()
@@ -937,6 +941,7 @@ cdef class Model:
                             dst[t] = ints[src[t]]
                             refs[src[t]] += 1
                 i = j
+            PyObject_GC_Track(<PyObject*>out)  # whole now; it may hold what the caller adds
             return out
         finally:
             if refs != NULL:
@@ -1133,9 +1138,12 @@ def pad_rows(const int64_t[::1] flat, const int64_t[::1] starts, const int64_t[:
     if keep.shape[0] != rows or starts.shape[0] < rows or (
             mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
         raise ValueError("pad_rows: the shapes of keep, starts, ids and mask do not agree")
-    for r in range(rows):
-        if keep[r] < 0 or npre + keep[r] + nsuf > width or starts[r] < 0 or starts[r] + keep[r] > flat.shape[0]:
+    for r in range(rows):  # each test on its own, so that no sum can overflow
+        if (keep[r] < 0 or keep[r] > width - npre - nsuf or starts[r] < 0
+                or starts[r] > flat.shape[0] - keep[r]):
             raise ValueError(f"pad_rows: row {r} does not fit ({keep[r]} ids from {starts[r]}, width {width})")
+    if rows == 0 or width == 0:
+        return
     with nogil:
         for r in range(rows):
             n = keep[r]
@@ -1293,8 +1301,9 @@ cdef class StreamDecoder:
         cdef int64_t written, kid
         cdef Py_ssize_t pos = 0
         parts = []
-        if isinstance(ids, int) or (hasattr(ids, "__index__") and not hasattr(ids, "__iter__")):
-            ids = (ids,)  # one id: an int, or what ``argmax()`` returns (a numpy integer)
+        if isinstance(ids, int) or getattr(ids, "ndim", None) == 0 or (
+                hasattr(ids, "__index__") and not hasattr(ids, "__iter__")):
+            ids = (ids,)  # one id: an int, or what ``argmax()`` returns (a numpy integer, a 0-d array)
         for item in ids:
             kid = _item_id(<PyObject*>item, pos, self.model.view.n_keys)
             written = bbpe_decode_stream(&self.model.view, &self.state, kid, buf, sizeof(buf))

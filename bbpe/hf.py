@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 try:
-    from transformers import PreTrainedTokenizer
+    from transformers import AddedToken, PreTrainedTokenizer
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
 
@@ -46,7 +46,13 @@ class BbpeTokenizer(PreTrainedTokenizer):
         if not isinstance(tokenizer, Tokenizer):
             raise TypeError(f"BbpeTokenizer's first argument must be a bbpe tokenizer, got {type(tokenizer).__name__}")
         self.bbpe = tokenizer
-        super().__init__(pad_token=pad_token, bos_token=bos_token, eos_token=eos_token, **kwargs)
+        # the bbpe tokenizer's added special tokens, as transformers' added tokens with the
+        # same ids: transformers cuts them out of the text before _tokenize sees it
+        added = {kid: AddedToken(text, special=True, normalized=False)
+                 for text, kid in _added_texts(tokenizer).items()}
+        added.update(kwargs.pop("added_tokens_decoder", None) or {})
+        super().__init__(pad_token=pad_token, bos_token=bos_token, eos_token=eos_token,
+                         added_tokens_decoder=added, **kwargs)
 
     @property
     def vocab_size(self) -> int:
@@ -87,3 +93,15 @@ class BbpeTokenizer(PreTrainedTokenizer):
 def _rebuilt(tokenizer: Tokenizer, init_kwargs: dict, added: dict) -> BbpeTokenizer:
     kwargs = {k: v for k, v in init_kwargs.items() if k not in ("tokenizer", "model_file")}
     return BbpeTokenizer(tokenizer, added_tokens_decoder=added, **kwargs)
+
+
+def _added_texts(tokenizer: Tokenizer) -> dict[str, int]:
+    """The special tokens added to a bbpe tokenizer whose bytes are text (those transformers
+    can match), text -> id."""
+    out = {}
+    for data, kid in tokenizer._specials.ids.items():
+        try:
+            out[data.decode("utf-8")] = kid
+        except UnicodeDecodeError:
+            continue
+    return out

@@ -14,7 +14,9 @@ each with the docstring users read; the logic behind each lives in the modules a
 
 from __future__ import annotations
 
+import operator
 import os
+import warnings
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -170,10 +172,13 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         except ValueError as err:
             raise FormatError(name, 0, f"model: {err}") from None
         options = document.get("bbpe") or {}
-        tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
-                             "template": tokenizer_json.template(document),
-                             "padding_side": options.get("padding_side", "right"),
-                             "pad_token_id": options.get("pad_token_id")})
+        try:
+                tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
+                                 "template": tokenizer_json.template(document),
+                                 "padding_side": options.get("padding_side", "right"),
+                                 "pad_token_id": options.get("pad_token_id")})
+        except (TypeError, ValueError) as err:
+            raise FormatError(name, 0, f"added_tokens, post_processor or bbpe options: {err}") from None
         return tok
 
     def _json_bytes(self) -> bytes:
@@ -239,6 +244,12 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             shown = ", ".join(repr(token_text(data)) for data in list(extra.values())[:3])
             raise ValueError(f"a .bin holds the vocabulary's keys only, not the added special tokens ({shown}): "
                              "save to a .json file (format='json')")
+        lost = [name for name, kept in (("special tokens", not self._specials), ("template", self._template.text == "$A"),
+                                        ("padding_side", self.padding_side == "right"),
+                                        ("pad_token_id", self.pad_token_id is None)) if not kept]
+        if lost:
+            warnings.warn(f"a .bin holds the vocabulary only: the {', '.join(lost)} set on this tokenizer are not "
+                          "saved (format='json' keeps them)", UserWarning, stacklevel=3)
         if not encodings:
             return binfile.BinContents(self._records(), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
         return binfile.BinContents(self._records(), self._enc_offsets, self._enc_ids)
@@ -376,7 +387,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                      bug_compat: bool | None = None, out: str = "list",
                      split_special_tokens: bool = False) -> list[list[int]] | list[np.ndarray]:
         """Encode many texts on ``num_threads`` threads (default: every CPU this process
-        may use, ``resources.usable_cpus``); the GIL is released while encoding, and the
+        may use, ``resources.usable_cpus``; no more than one per ``_MIN_SLICE`` texts, and
+        one when special tokens were added); the GIL is released while encoding, and the
         texts go to the threads in slices as each is free, so a thread slowed by other
         work takes fewer. Returns one list (or uint32 array) per text, in order. Added
         special tokens are matched whole, unless ``split_special_tokens``."""
@@ -419,6 +431,11 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             for line in split_lines(source.chunks()):
                 yield self.encode(line, gbk=True, bug_compat=compat, out=out)
             return
+        if self._has_specials:  # matched whole, as encode does
+            for block, _ in source.line_blocks():
+                for line in block_lines(block):
+                    yield self.encode(line, bug_compat=compat, out=out)
+            return
         work = self._many_encoder(out)
         for block, _ in source.line_blocks():
             yield from work(block_lines(block), compat)
@@ -452,15 +469,19 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             return self._model.decode(ids)
         parts: list[bytes] = []
         run: list[int] = []
-        for position, kid in enumerate(ids):
-            if kid >= n:
+        for position, item in enumerate(ids):
+            try:
+                kid = operator.index(item)  # an integer, as the codec takes: no float, no str
+            except TypeError:
+                raise TypeError(f"ids[{position}] must be an integer, got {type(item).__name__}") from None
+            if kid >= n or kid < 0:  # checked here, so that the position is the whole input's
                 if kid not in self._specials.by_id:
-                    raise UnknownIdError(int(kid), position, len(self))
+                    raise UnknownIdError(kid, position, len(self))
                 parts.append(self._model.decode(run))
                 parts.append(self._specials.by_id[kid])
                 run = []
             else:
-                run.append(int(kid))
+                run.append(kid)
         parts.append(self._model.decode(run))
         return b"".join(parts)
 
@@ -611,9 +632,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                 "template": self._template.text, "padding_side": self.padding_side, "pad_token_id": self.pad_token_id}
 
     def _set_user_state(self, state: dict) -> None:
-        for data, kid in state.get("special_tokens", ()):
-            self._specials.ids[bytes(data)] = int(kid)
-            self._specials.by_id[int(kid)] = bytes(data)
+        self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys))
         self._has_specials = bool(self._specials)
         self.set_template(state.get("template", "$A"))
         self.padding_side = state.get("padding_side", "right")

@@ -288,3 +288,22 @@ def test_a_pipe_is_copied_first(tmp_path):
     gc.collect()
     assert spool() is None  # closed and gone with the corpus (an unnamed file on Linux: gone even if killed)
     assert list(Corpus.from_file("/dev/null").texts()) == []  # a device that reads at offsets: as it is
+
+
+def test_a_pipe_with_invalid_utf8_is_named_as_given():
+    """The warning names the pipe the user gave (``/dev/fd/N``), not the spool behind it."""
+    import os
+    import threading
+
+    import bbpe
+
+    data = "天地一人\n天地二人\n".encode() * 20 + b"\xff\xfe\n"
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
+    writer.start()
+    try:
+        with pytest.warns(bbpe.CorpusWarning, match=f"/dev/fd/{read_end}.*offset {len(data) - 3}"):
+            bbpe.Tokenizer.train(f"/dev/fd/{read_end}", 300)
+    finally:
+        writer.join()
+        os.close(read_end)

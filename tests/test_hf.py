@@ -76,3 +76,13 @@ def test_import_bbpe_does_not_import_transformers():
     code = "import sys, bbpe; bbpe.Tokenizer; print('transformers' in sys.modules, 'bbpe.hf' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TANG300.parent)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_special_tokens_added_on_the_bbpe_tokenizer_stay_whole(tok):
+    own = bbpe.Tokenizer(tok.keys)
+    own.add_special_tokens(["<|endoftext|>"])
+    hf = BbpeTokenizer(own)
+    text = "床前<|endoftext|>明月"
+    assert hf(text)["input_ids"] == own.encode(text)
+    assert hf.convert_tokens_to_ids("<|endoftext|>") == own.token_to_id("<|endoftext|>")
+    assert hf.decode(hf(text)["input_ids"]) == text

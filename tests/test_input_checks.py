@@ -142,3 +142,18 @@ def test_binary_junk_is_named_at_its_first_bad_byte(tmp_path):
         data.decode("utf-8")
     line = data[: bad.value.start].count(b"\n") + 1
     assert Corpus.from_file(path).first_invalid_utf8() == (str(path), bad.value.start, line)
+
+
+def test_one_id_may_be_a_zero_dimensional_array(tok):
+    ids = tok.encode("床前")
+    assert tok.decoder().feed(np.array(ids[0])) == tok.decoder().feed(ids[0])
+    assert tok.decode(np.array(ids[0])) == tok.decode([ids[0]])
+
+
+def test_a_str_subclass_is_encoded_as_the_text_it_holds(tok):
+    class Shown(str):
+        def __str__(self) -> str:
+            return "something else"
+
+    assert tok.encode(Shown("床前")) == tok.encode("床前")
+    assert tok.encode_batch([Shown("床前"), "明月"]) == [tok.encode("床前"), tok.encode("明月")]

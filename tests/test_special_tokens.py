@@ -106,3 +106,57 @@ def test_bad_special_tokens_are_refused(tok):
         tok.add_special_tokens(["<|x|>", 5])
     with pytest.raises(ValueError, match=r"tokens\[0\] is empty"):
         tok.add_special_tokens([""])
+
+
+def test_one_disallowed_token_as_a_str_is_that_token(tok):
+    """tiktoken takes ``disallowed_special`` as a set; one str means that token, never its chars."""
+    tok.add_special_tokens(["<|endoftext|>"])
+    with pytest.raises(ValueError, match="holds the special token"):
+        tok.encode("天<|endoftext|>", disallowed_special="<|endoftext|>")
+    assert tok.encode("天<|e", disallowed_special="<|endoftext|>") == bbpe.Tokenizer(tok.keys).encode("天<|e")
+
+
+def test_encode_file_matches_special_tokens_as_encode_does(tok, tmp_path):
+    tok.add_special_tokens(["<|endoftext|>"])
+    lines = ["床前<|endoftext|>明月", "", "疑是地上霜<|endoftext|>"]
+    path = tmp_path / "lines.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert list(tok.encode_file(path)) == [tok.encode(line) for line in lines]
+    assert [a.tolist() for a in tok.encode_file(path, out="numpy")] == [tok.encode(line) for line in lines]
+
+
+def test_decoding_ids_with_special_tokens_checks_each_id(tok):
+    tok.add_special_tokens([LONG])
+    n = len(tok) - 1
+    assert tok.decode([5, n]) == tok.decode([5]) + LONG
+    with pytest.raises(TypeError, match=r"ids\[0\] must be an integer, got float"):
+        tok.decode([5.9, n])
+    with pytest.raises(bbpe.UnknownIdError) as err:
+        tok.decode([5, 6, n, 7, -1])
+    assert (err.value.id, err.value.position) == (-1, 4)  # the position in the whole input
+
+
+def test_saved_special_token_ids_are_checked(tok, tmp_path):
+    """A JSON file whose special tokens skip an id, or give a vocabulary token another
+    token's id, would make add and decode wrong: refused, naming the token."""
+    import json
+
+    tok.add_special_tokens([LONG, "<|b|>"])
+    document = json.loads(tok.to_bytes(format="json"))
+    for entry, message in (({"id": len(tok) + 3, "content": "<|c|>"}, "has id"),
+                           ({"id": 5, "content": "<|d|>"}, "has id 5")):
+        bad = dict(document, added_tokens=[*document["added_tokens"], entry])
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(bad), encoding="utf-8")
+        with pytest.raises(bbpe.FormatError, match=f"bad.json: .*{message}"):
+            bbpe.load(path)
+    assert bbpe.from_bytes(tok.to_bytes(format="json")).special_tokens == tok.special_tokens
+
+
+def test_a_bin_warns_of_what_it_does_not_keep(tok, tmp_path):
+    tok.set_template("<S> $A </S>")
+    tok.padding_side = "left"
+    with pytest.warns(UserWarning, match="the template, padding_side set on this tokenizer are not saved"):
+        tok.save(tmp_path / "m.bin")
+    with pytest.raises(ValueError, match="padding_side must be 'left' or 'right', got 'Left'"):
+        tok.padding_side = "Left"

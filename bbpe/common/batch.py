@@ -3,8 +3,8 @@ truncation, padding, attention masks and offsets, as ``transformers`` tokenizers
 them (``input_ids``, ``attention_mask``, ``offset_mapping``).
 
 Everything works on the flat form the codec gives a batch in (all ids one after the other,
-and where each text's start): with ``return_tensors="np"`` the padded 2-D arrays are made
-from it by numpy, with no Python object per token; lists are made per text.
+and where each text's start): the padded 2-D arrays are filled from it in one compiled pass
+(``codec.pad_rows``), with no Python object per token; unpadded lists are made per text.
 
 ``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
 ``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)`` (bytes per
@@ -53,9 +53,10 @@ def check_options(padding: object, truncation: object, max_length: int | None, p
                   return_tensors: object) -> tuple[str, bool]:
     """Validate the call's options; returns (padding as 'none'|'longest'|'max_length', truncate)."""
     if padding not in PADDING:
-        raise ValueError(f"padding must be one of False, True, 'longest', 'max_length', got {padding!r}")
+        raise ValueError(f"padding must be one of False, True, 'longest', 'max_length', 'do_not_pad', got {padding!r}")
     if truncation not in (False, True, "longest_first", "only_first", "do_not_truncate"):
-        raise ValueError(f"truncation must be False, True or 'longest_first', got {truncation!r}")
+        raise ValueError("truncation must be False, True, 'longest_first', 'only_first' or 'do_not_truncate', "
+                         f"got {truncation!r}")
     if return_tensors not in (None, "np"):
         raise ValueError(f"return_tensors must be None or 'np', got {return_tensors!r}")
     for name, value in (("max_length", max_length), ("pad_to_multiple_of", pad_to_multiple_of)):
@@ -81,7 +82,9 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
     keep = lengths
     if truncate:
         assert max_length is not None
-        keep = np.minimum(lengths, max(0, max_length - template.extra))
+        if max_length < template.extra:
+            raise ValueError(f"max_length={max_length} leaves no room for the template's {template.extra} ids")
+        keep = np.minimum(lengths, max_length - template.extra)
     if padding == "none":
         return _lists(flat, starts, keep, template, spans)
     total = keep + template.extra
@@ -90,8 +93,6 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
         width = max(width, max_length or 0) if not truncate else max_length or width
     if pad_to_multiple_of and width % pad_to_multiple_of:
         width += pad_to_multiple_of - width % pad_to_multiple_of
-    if total.shape[0] and width < int(total.max()):
-        raise ValueError(f"max_length={max_length} leaves no room for the template's {template.extra} ids")
     rows = lengths.shape[0]
     left = padding_side == "left"
     ids = np.empty((rows, width), dtype=np.int64)
@@ -154,7 +155,7 @@ def char_spans(text: str | bytes, token_lengths: np.ndarray) -> np.ndarray:
 
 def batch_of(texts: object) -> tuple[Sequence, bool]:
     """(the texts as a list, whether one text was given rather than a batch)."""
-    if isinstance(texts, (str, bytes, bytearray)):
+    if isinstance(texts, (str, bytes, bytearray, memoryview)):
         return [texts], True
     if isinstance(texts, (list, tuple)):
         return list(texts), False
@@ -167,6 +168,17 @@ def batch_of(texts: object) -> tuple[Sequence, bool]:
 class HFBatches:
     """``tokenizer(texts, ...)`` and offsets (see the module)."""
 
+    @property
+    def padding_side(self) -> str:
+        """Where padding goes: "right", or "left" (for generation), as in transformers."""
+        return self._padding_side
+
+    @padding_side.setter
+    def padding_side(self, side: str) -> None:
+        if side not in ("left", "right"):
+            raise ValueError(f"padding_side must be 'left' or 'right', got {side!r}")
+        self._padding_side = side
+
     def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
                  padding: bool | str = False, truncation: bool | str = False, max_length: int | None = None,
                  pad_to_multiple_of: int | None = None, return_tensors: str | None = None,
@@ -177,8 +189,8 @@ class HFBatches:
         ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for bytes
         input; (0, 0) for template and padding tokens). ``padding``: False, True or
         "longest", "max_length"; ``truncation`` cuts each text to ``max_length`` ids
-        (the template's counted); ``return_tensors="np"`` gives 2-D int64 arrays, built by
-        numpy from the codec's flat batch. A single text gives flat lists (or arrays of
+        (the template's counted); ``return_tensors="np"`` gives 2-D int64 arrays, filled in
+        compiled code from the codec's flat batch. A single text gives flat lists (or arrays of
         one row), as in transformers."""
         mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
         texts, single = batch_of(text)
@@ -186,7 +198,9 @@ class HFBatches:
         template = self._template if add_special_tokens else Template()
         arrays = return_tensors == "np"
         if arrays and mode == "none":  # one array of rows: they must be of one length already
-            kept = np.diff(starts) if not truncate else np.minimum(np.diff(starts), max_length - template.extra)
+            kept = np.diff(starts)
+            if truncate:
+                kept = np.minimum(kept, max(0, max_length - template.extra))
             if np.unique(kept).shape[0] > 1:
                 raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
             mode = "longest"

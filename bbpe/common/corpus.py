@@ -483,6 +483,7 @@ class Corpus:
             spool.close()
             raise
         corpus.name = name
+        corpus._files = [(name, 0)]  # warnings name the pipe as given, not /proc/self/fd/N
         corpus._spool = spool  # kept open as long as the corpus: it closes (and goes) with it
         return corpus
 

@@ -58,6 +58,25 @@ class SpecialTokens:
         self._text = self._bytes = None
         return added
 
+    def restore(self, pairs: Iterable[tuple[bytes, int]], existing: Callable[[bytes], int | None],
+                vocabulary_size: int) -> None:
+        """Put back the (bytes, id) pairs of a saved tokenizer, checked: each id is the
+        vocabulary's id of the same bytes, or one of the ids after the vocabulary, taken in
+        turn with none skipped, so that ``add`` and ``decode`` mean what they did when it
+        was saved. ValueError names the first pair that is not."""
+        next_id = vocabulary_size
+        for data, kid in pairs:
+            data, kid = bytes(data), int(kid)
+            own = existing(data)
+            if data in self.ids or (kid != own and kid != next_id):
+                expected = own if own is not None else next_id
+                raise ValueError(f"special token {data!r} has id {kid}, expected {expected} "
+                                 "(a vocabulary token's own id, or the next id after the vocabulary)")
+            next_id += kid == next_id and own is None
+            self.ids[data] = kid
+            self.by_id[kid] = data
+        self._text = self._bytes = None
+
     def new_ids(self, vocabulary_size: int) -> dict[int, bytes]:
         """The special tokens whose ids lie past the vocabulary (those it does not hold)."""
         return {kid: data for kid, data in self.by_id.items() if kid >= vocabulary_size}
@@ -102,6 +121,8 @@ class SpecialTokens:
             return
         if disallowed == "all":
             refused = set(self.ids)
+        elif isinstance(disallowed, (str, bytes)):  # one token, not its chars
+            refused = {disallowed.encode("utf-8", "surrogatepass") if isinstance(disallowed, str) else disallowed}
         else:
             refused = {t.encode("utf-8", "surrogatepass") if isinstance(t, str) else bytes(t) for t in disallowed}
         if not refused:
