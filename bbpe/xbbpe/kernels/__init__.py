@@ -24,7 +24,6 @@ way ``kernels`` has the same functions with the same results; tests run both.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import os
 from types import ModuleType, SimpleNamespace
@@ -43,6 +42,8 @@ def _jit_cache_dir() -> str:
     """Where numba's JIT caches the kernels: beside them (numba's own place), in a
     directory named by a hash of every kernel source file, or in the user's cache
     directory if the package's is not writable."""
+    import hashlib  # here: only the JIT fallback needs it, and it costs every start 3 ms
+
     digest = hashlib.sha256()
     for name in sorted(os.listdir(HERE)):
         if name.endswith(".py"):
