@@ -24,7 +24,7 @@ from typing import BinaryIO
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import __version__
-from .common.corpus import read_chunks, split_lines, windows_text
+from .common.blocks import read_chunks, split_lines, windows_text
 from .common.gbk import gbk_line_problem
 from .common.resources import fix_mmap_threshold
 from .errors import CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError

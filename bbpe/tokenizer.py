@@ -35,7 +35,8 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
     ) from err
 from .common import tokenizer_json
 from .common.batch import HFBatches, Template
-from .common.corpus import Corpus, block_lines, split_lines
+from .common.blocks import block_lines, split_lines
+from .common.corpus import Corpus
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus

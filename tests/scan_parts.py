@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from bbpe.common.corpus import BackwardBlocks, _memory_reader, meeting_parts, part_cuts
+from bbpe.common.blocks import BackwardBlocks, _memory_reader, meeting_parts, part_cuts
 
 
 def take_in_turns(parts: list[Iterable], rng: random.Random) -> list[list[bytes]]:

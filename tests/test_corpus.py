@@ -10,7 +10,8 @@ import pytest
 from scan_parts import in_corpus_order, take_in_turns
 
 import bbpe
-from bbpe.common.corpus import BackwardBlocks, Corpus, paragraph_texts, split_lines
+from bbpe.common.blocks import BackwardBlocks, paragraph_texts, split_lines
+from bbpe.common.corpus import Corpus
 
 
 @pytest.mark.parametrize("data,lines", [
@@ -206,7 +207,7 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
     one grows), and, each taken while it is the current one, all of them are the corpus."""
     import random
 
-    from bbpe.common.corpus import _after_last_delimiter, reused_blocks
+    from bbpe.common.blocks import _after_last_delimiter, reused_blocks
 
     rng = random.Random(block_bytes)
     data = "".join(rng.choice(["天地", "人", "。", " ", "\n", "ab", "x" * 70]) for _ in range(300)).encode()
@@ -223,7 +224,7 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
 def test_part_cuts_read_a_corpus_without_delimiters_once():
     """Shares that fall inside one long run look for its end once: a corpus without a
     delimiter is read about once, not once per share."""
-    from bbpe.common.corpus import _FIRST_LF, _memory_reader, part_cuts
+    from bbpe.common.blocks import _FIRST_LF, _memory_reader, part_cuts
 
     data = b"x" * 300_000 + b"\nend"
     read = [0]

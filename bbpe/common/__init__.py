@@ -1,2 +1,2 @@
-"""What every bbpe model shares: reading a corpus (``corpus``, ``gbk``), progress bars
+"""What every bbpe model shares: reading a corpus (``corpus``, ``blocks``, ``gbk``), progress bars
 (``progress``), threads (``threads``) and what the machine allows (``resources``)."""

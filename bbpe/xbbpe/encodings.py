@@ -21,7 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..codec import Model, lines_bound
-from ..common.corpus import Corpus, ReadInto, read_fully
+from ..common.blocks import ReadInto, read_fully
+from ..common.corpus import Corpus
 from ..common.progress import ProgressFn
 from ..common.threads import bounded_map
 from . import binfile

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ...common.corpus import BackwardBlocks
+from ...common.blocks import BackwardBlocks
 from ...common.progress import ProgressFn
 from ...common.threads import on_threads
 from ..kernels import kernels as K
