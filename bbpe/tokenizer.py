@@ -19,8 +19,7 @@ import os
 import warnings
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from functools import cache, partial
+from functools import partial
 from itertools import pairwise
 from typing import BinaryIO
 
@@ -41,6 +40,7 @@ from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
 from .common.specials import SpecialTokens
+from .common.threads import shared_pool
 from .common.token_text import token_bytes, token_text
 from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
@@ -414,7 +414,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         step = max(_MIN_SLICE, -(-len(data) // (8 * threads)))
         chunks = [data[i : i + step] for i in range(0, len(data), step)]
         result: list = []
-        for part in _pool(threads).map(lambda chunk: work(chunk, compat), chunks):
+        for part in shared_pool(threads).map(lambda chunk: work(chunk, compat), chunks):
             result += part
         return result
 
@@ -596,7 +596,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             ids, offsets = self._model.encode_many(data, self.bug_compat)
             return np.frombuffer(ids, dtype=np.uint32).astype(np.int64), np.frombuffer(offsets, dtype=np.int64)
         step = -(-len(data) // threads)
-        parts = list(_pool(threads).map(lambda k: self._model.encode_many(data[k : k + step], self.bug_compat),
+        parts = list(shared_pool(threads).map(lambda k: self._model.encode_many(data[k : k + step], self.bug_compat),
                                         range(0, len(data), step)))
         flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts]).astype(np.int64)
         lengths = np.concatenate([np.diff(np.frombuffer(offsets, dtype=np.int64)) for _, offsets in parts])
@@ -748,13 +748,6 @@ def _batch_threads(num_threads: int | None, n_texts: int) -> int:
     """Threads for a batch of ``n_texts``: as asked (default: every usable CPU), but no
     more than the slices of ``_MIN_SLICE`` texts it holds."""
     return max(1, min(num_threads or usable_cpus(), n_texts // _MIN_SLICE))
-
-
-@cache
-def _pool(threads: int) -> ThreadPoolExecutor:
-    """One long-lived pool per thread count (starting threads per call would cost more
-    than small batches take)."""
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bbpe")
 
 
 def _check_out(out: str) -> None:

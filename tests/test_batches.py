@@ -110,6 +110,26 @@ def test_padded_template_rows_with_offsets_and_without_mask(tok, side):
         template(texts, padding="max_length", truncation=True, max_length=1, return_tensors="np")
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_a_big_padded_batch_filled_on_threads_equals_one_thread(tok, side):
+    """Past FILL_CELLS_PER_THREAD cells the rows are filled on several threads, each its own."""
+    from bbpe.common.batch import FILL_CELLS_PER_THREAD
+
+    texts = _texts(3, 700)
+    texts[100] = "".join(texts)  # one long row: the batch is rows x its length
+    tok.padding_side = side
+    try:
+        two = tok(texts, padding=True, return_tensors="np", num_threads=3)
+        one = tok(texts, padding=True, return_tensors="np", num_threads=1)
+    finally:
+        tok.padding_side = "right"
+    assert two["input_ids"].size > 2 * FILL_CELLS_PER_THREAD
+    assert np.array_equal(two["input_ids"], one["input_ids"]) and np.array_equal(two["attention_mask"],
+                                                                                 one["attention_mask"])
+    for k in (0, 100, 699):
+        assert two["input_ids"][k][two["attention_mask"][k] == 1].tolist() == tok.encode(texts[k])
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("床前明月光疑是地上霜abc <>S/P，。é𡵓ゃ\n")), max_size=30))
 def test_offsets_slice_the_text_back(text):

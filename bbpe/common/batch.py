@@ -3,8 +3,9 @@ truncation, padding, attention masks and offsets, as ``transformers`` tokenizers
 them (``input_ids``, ``attention_mask``, ``offset_mapping``).
 
 Everything works on the flat form the codec gives a batch in (all ids one after the other,
-and where each text's start): the padded 2-D arrays are filled from it in one compiled pass
-(``codec.pad_rows``), with no Python object per token; unpadded lists are made per text.
+and where each text's start): the padded 2-D arrays are filled from it in compiled code
+without the GIL (``codec.pad_rows``, big batches on several threads, each its own rows),
+with no Python object per token; unpadded lists are made per text.
 
 ``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
 ``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)`` (bytes per
@@ -16,12 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
 from ..codec import _plain_text, pad_rows
+from .resources import usable_cpus
+from .threads import shared_pool
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
+FILL_CELLS_PER_THREAD = 1 << 18  # a padded batch smaller than this (2 MB of ids) is filled on one thread
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,8 @@ def check_options(padding: object, truncation: object, max_length: int | None, p
 
 def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, padding: str, truncate: bool,
              max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
-             arrays: bool, spans: np.ndarray | None = None, mask: bool = True) -> dict[str, object]:
+             arrays: bool, spans: np.ndarray | None = None, mask: bool = True, threads: int = 1
+             ) -> dict[str, object]:
     """The batch of texts whose ids are ``flat[starts[i]:starts[i+1]]`` (and whose
     offsets, if asked, are ``spans[...]``, (n, 2)): each truncated to ``max_length``
     with the template's ids counted, the template added, then padded; as 2-D arrays
@@ -97,9 +103,23 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
     left = padding_side == "left"
     ids = np.empty((rows, width), dtype=np.int64)
     masks = np.empty((rows, width), dtype=np.int64) if mask else None
-    pad_rows(np.ascontiguousarray(flat, dtype=np.int64), np.ascontiguousarray(starts, dtype=np.int64),
-             np.ascontiguousarray(keep, dtype=np.int64), np.array(template.prefix, dtype=np.int64),
-             np.array(template.suffix, dtype=np.int64), pad_id, left, ids, masks)
+    flat, starts = np.ascontiguousarray(flat, dtype=np.int64), np.ascontiguousarray(starts, dtype=np.int64)
+    keep = np.ascontiguousarray(keep, dtype=np.int64)
+    prefix, suffix = np.array(template.prefix, dtype=np.int64), np.array(template.suffix, dtype=np.int64)
+
+    def fill(part: tuple[int, int]) -> None:  # rows a..b, without the GIL
+        a, b = part
+        pad_rows(flat, starts[a:], keep[a:b], prefix, suffix, pad_id, left, ids[a:b],
+                 None if masks is None else masks[a:b])
+
+    # the arrays are mostly padding, written into fresh pages: big ones are filled on
+    # several threads, each its own rows
+    parts = max(1, min(threads, rows, rows * width // FILL_CELLS_PER_THREAD))
+    cuts = np.linspace(0, rows, parts + 1).astype(int).tolist()
+    if parts == 1:
+        fill((0, rows))
+    else:
+        list(shared_pool(parts).map(fill, pairwise(cuts)))
     out: dict[str, object] = {"input_ids": ids}
     if masks is not None:
         out["attention_mask"] = masks
@@ -206,7 +226,8 @@ class HFBatches:
             mode = "longest"
         out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
                        pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
-                       arrays=arrays, spans=spans, mask=return_attention_mask)
+                       arrays=arrays, spans=spans, mask=return_attention_mask,
+                       threads=num_threads or usable_cpus())
         if not return_attention_mask:
             out.pop("attention_mask", None)
         if single and not arrays:

@@ -1,11 +1,13 @@
-"""The three ways training spreads work over threads. The compiled kernels release the GIL,
-so the threads run side by side."""
+"""The ways bbpe spreads work over threads: three for training, and the long-lived pool that
+encoding batches share. The compiled kernels and the codec release the GIL, so the threads
+run side by side."""
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -56,3 +58,10 @@ def pipelined(task: Callable[[T], None], items: Sequence[T], threaded: bool) -> 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbpe-pipeline") as pool:
         for item, _ in zip(items, bounded_map(pool, guarded, items, ahead=1)):
             yield item
+
+
+@cache
+def shared_pool(threads: int) -> ThreadPoolExecutor:
+    """One long-lived pool per thread count, for encoding batches (starting threads per
+    call would cost more than small batches take)."""
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bbpe")
