@@ -868,9 +868,10 @@ cdef class Model:
             free(offs)
             free(ids)
 
-    def encode_lists(self, list texts, bint bug_compat=False):
-        """Encode a list of str or bytes into a list of lists of ids, nearly all of it
-        without the GIL, so threads that each take a slice of a batch run side by side.
+    def encode_lists(self, list texts, bint bug_compat=False, Py_ssize_t start=0, stop=None):
+        """Encode a list of str or bytes (``texts[start:stop]``) into a list of lists of ids,
+        nearly all of it without the GIL, so threads that each take a slice of a batch run
+        side by side.
 
         Texts go in rounds of about a megabyte of ids, each encoded into one reused buffer
         that stays in the CPU's cache. Under the GIL only the lists are made (empty, one
@@ -881,9 +882,12 @@ cdef class Model:
         and no one sees the lists before they are returned: the outer list is not tracked by
         the collector until it is whole, so ``gc.get_objects()`` on another thread cannot
         reach a list whose items are not written yet."""
-        cdef list items = list(texts)  # ours: no other thread can free a text while we encode
+        cdef list items = texts[start:stop]  # ours: no other thread can free a text while we encode
         cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
+        # nothing else refers to our copy, so it is in no cycle: the collections that the
+        # lists made below set off need not walk its items
+        PyObject_GC_UnTrack(<PyObject*>items)
         cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
         cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))

@@ -174,7 +174,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             raise FormatError(name, 0, f"model: {err}") from None
         options = document.get("bbpe") or {}
         try:
-                tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
+            tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
                                  "template": tokenizer_json.template(document),
                                  "padding_side": options.get("padding_side", "right"),
                                  "pad_token_id": options.get("pad_token_id")})
@@ -412,9 +412,14 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         # each), the others encode and fill theirs, and the last slices, which nothing
         # overlaps, are short (8 per thread measured best among 4, 8, 16 and 32 on zh-large)
         step = max(_MIN_SLICE, -(-len(data) // (8 * threads)))
-        chunks = [data[i : i + step] for i in range(0, len(data), step)]
+        if out == "list":  # slices as ranges of one list: the codec's copy of each is untracked
+            def slice_work(start: int) -> list:
+                return self._model.encode_lists(data, compat, start, start + step)
+        else:
+            def slice_work(start: int) -> list:
+                return work(data[start : start + step], compat)
         result: list = []
-        for part in shared_pool(threads).map(lambda chunk: work(chunk, compat), chunks):
+        for part in shared_pool(threads).map(slice_work, range(0, len(data), step)):
             result += part
         return result
 

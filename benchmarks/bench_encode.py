@@ -292,7 +292,7 @@ def main() -> None:
                      f"{first['padded_1000']:.1f} cells per token); all lines in one call {first['call_np']:.1f} "
                      f"against {first['batch_np']:.1f} MB/s ({first['batch_np'] / first['call_np']:.2f}x; "
                      f"{first['padded_all']:.0f} cells per token, padded to the longest line). Writing the padding is "
-                     "the cost: ids and mask are filled in one pass without the GIL.")
+                     "the cost: ids and mask are filled without the GIL, big batches on both threads.")
     lines_out.append(f"* bbpe's own batch speed-up on 2 threads ({names[0]}): "
                      f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed. For comparison, the encoder "
                      f"alone, each of 2 threads re-encoding 200 KB that stays in cache, does {in_cache:.2f}x the work of "
