@@ -144,7 +144,8 @@ def test_saved_special_token_ids_are_checked(tok, tmp_path):
     tok.add_special_tokens([LONG, "<|b|>"])
     document = json.loads(tok.to_bytes(format="json"))
     for entry, message in (({"id": len(tok) + 3, "content": "<|c|>"}, "has id"),
-                           ({"id": 5, "content": "<|d|>"}, "has id 5")):
+                           ({"id": 5, "content": "<|d|>"}, "has id 5"),
+                           ({"id": len(tok), "content": tok.id_to_token(300)}, "expected 300")):
         bad = dict(document, added_tokens=[*document["added_tokens"], entry])
         path = tmp_path / "bad.json"
         path.write_text(json.dumps(bad), encoding="utf-8")

@@ -60,22 +60,16 @@ class SpecialTokens:
 
     def restore(self, pairs: Iterable[tuple[bytes, int]], existing: Callable[[bytes], int | None],
                 vocabulary_size: int) -> None:
-        """Put back the (bytes, id) pairs of a saved tokenizer, checked: each id is the
-        vocabulary's id of the same bytes, or one of the ids after the vocabulary, taken in
-        turn with none skipped, so that ``add`` and ``decode`` mean what they did when it
-        was saved. ValueError names the first pair that is not."""
-        next_id = vocabulary_size
+        """Put back the (bytes, id) pairs of a saved tokenizer, checked: added again in their
+        order (``add``), each must get the id it was saved with, so that ``add`` and
+        ``decode`` mean what they did when it was saved. ValueError names the first pair
+        that does not."""
+        pairs = [(bytes(data), int(kid)) for data, kid in pairs]
+        self.add([data for data, _ in pairs], existing, vocabulary_size)
         for data, kid in pairs:
-            data, kid = bytes(data), int(kid)
-            own = existing(data)
-            if data in self.ids or (kid != own and kid != next_id):
-                expected = own if own is not None else next_id
-                raise ValueError(f"special token {data!r} has id {kid}, expected {expected} "
+            if self.ids[data] != kid:
+                raise ValueError(f"special token {data!r} has id {kid}, expected {self.ids[data]} "
                                  "(a vocabulary token's own id, or the next id after the vocabulary)")
-            next_id += kid == next_id and own is None
-            self.ids[data] = kid
-            self.by_id[kid] = data
-        self._text = self._bytes = None
 
     def new_ids(self, vocabulary_size: int) -> dict[int, bytes]:
         """The special tokens whose ids lie past the vocabulary (those it does not hold)."""
