@@ -6,7 +6,9 @@ the capsule of bbpe.h) and the Python classes over it (``Model``, ``TokenizerBas
 ``StreamDecoder``) share the compiled trie and its inlined helpers, and Cython inlines only
 within one module: the hot loops (a str read from its code units, a list filled from the
 encoder's buffer) would pay a call per char or per id across two modules. The Python
-level stays thin; what is not hot (special tokens, batches, files) is in Python modules.
+level stays thin; what is not hot (special tokens, batches, files) is in Python modules,
+which call here only for their own hot loops, each a small function without the GIL (the
+``.bin`` walk, the UTF-8 check, the padded-batch fill).
 
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key

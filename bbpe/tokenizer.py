@@ -245,9 +245,10 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             shown = ", ".join(repr(token_text(data)) for data in list(extra.values())[:3])
             raise ValueError(f"a .bin holds the vocabulary's keys only, not the added special tokens ({shown}): "
                              "save to a .json file (format='json')")
-        lost = [name for name, kept in (("special tokens", not self._specials), ("template", self._template.text == "$A"),
-                                        ("padding_side", self.padding_side == "right"),
-                                        ("pad_token_id", self.pad_token_id is None)) if not kept]
+        lost = [name for name, is_set in (("special tokens", bool(self._specials)),
+                                          ("template", self._template.text != "$A"),
+                                          ("padding_side", self.padding_side != "right"),
+                                          ("pad_token_id", self.pad_token_id is not None)) if is_set]
         if lost:
             warnings.warn(f"a .bin holds the vocabulary only: the {', '.join(lost)} set on this tokenizer are not "
                           "saved (format='json' keeps them)", UserWarning, stacklevel=3)
@@ -437,14 +438,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             for line in split_lines(source.chunks()):
                 yield self.encode(line, gbk=True, bug_compat=compat, out=out)
             return
-        if self._has_specials:  # matched whole, as encode does
-            for block, _ in source.line_blocks():
-                for line in block_lines(block):
-                    yield self.encode(line, bug_compat=compat, out=out)
-            return
-        work = self._many_encoder(out)
-        for block, _ in source.line_blocks():
-            yield from work(block_lines(block), compat)
+        for block, _ in source.line_blocks():  # added special tokens matched as encode_batch does
+            yield from self.encode_batch(block_lines(block), num_threads=1, bug_compat=compat, out=out)
 
     def _many_encoder(self, out: str):
         """``work(texts, compat)``: a list of id lists, or of uint32 arrays for ``out="numpy"``."""

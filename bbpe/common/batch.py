@@ -92,7 +92,10 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
             raise ValueError(f"max_length={max_length} leaves no room for the template's {template.extra} ids")
         keep = np.minimum(lengths, max_length - template.extra)
     if padding == "none":
-        return _lists(flat, starts, keep, template, spans)
+        if not arrays:
+            return _lists(flat, starts, keep, template, spans)
+        if np.unique(keep).shape[0] > 1:  # one array of rows: they must be of one length already
+            raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
     total = keep + template.extra
     width = int(total.max(initial=0))
     if padding == "max_length":
@@ -115,11 +118,10 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
     # the arrays are mostly padding, written into fresh pages: big ones are filled on
     # several threads, each its own rows
     parts = max(1, min(threads, rows, rows * width // FILL_CELLS_PER_THREAD))
-    cuts = np.linspace(0, rows, parts + 1).astype(int).tolist()
     if parts == 1:
         fill((0, rows))
     else:
-        list(shared_pool(parts).map(fill, pairwise(cuts)))
+        list(shared_pool(parts).map(fill, pairwise(np.linspace(0, rows, parts + 1).astype(int).tolist())))
     out: dict[str, object] = {"input_ids": ids}
     if masks is not None:
         out["attention_mask"] = masks
@@ -217,13 +219,6 @@ class HFBatches:
         flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
         template = self._template if add_special_tokens else Template()
         arrays = return_tensors == "np"
-        if arrays and mode == "none":  # one array of rows: they must be of one length already
-            kept = np.diff(starts)
-            if truncate:
-                kept = np.minimum(kept, max(0, max_length - template.extra))
-            if np.unique(kept).shape[0] > 1:
-                raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
-            mode = "longest"
         out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
                        pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
                        arrays=arrays, spans=spans, mask=return_attention_mask,

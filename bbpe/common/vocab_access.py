@@ -117,8 +117,9 @@ class VocabularyAccess:
 def _is_one_id(ids: object) -> bool:
     """An int, a numpy integer or a 0-d integer array (numpy's, or a 0-d tensor): one id,
     not a sequence of them."""
-    if isinstance(ids, np.ndarray) or hasattr(ids, "ndim"):
-        return getattr(ids, "ndim", None) == 0
+    ndim = getattr(ids, "ndim", None)
+    if ndim is not None:
+        return ndim == 0
     return not isinstance(ids, (str, bytes)) and hasattr(ids, "__index__") and not hasattr(ids, "__iter__")
 
 
