@@ -7,8 +7,9 @@ the capsule of bbpe.h) and the Python classes over it (``Model``, ``TokenizerBas
 within one module: the hot loops (a str read from its code units, a list filled from the
 encoder's buffer) would pay a call per char or per id across two modules. The Python
 level stays thin; what is not hot (special tokens, batches, files) is in Python modules,
-which call here only for their own hot loops, each a small function without the GIL (the
-``.bin`` walk, the UTF-8 check, the padded-batch fill).
+which call here only for their own hot loops, each a small function: without the GIL the
+``.bin`` walk, the UTF-8 check and the padded-batch fill; with it (they make Python objects)
+the HF-style batch lists.
 
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key
@@ -57,6 +58,7 @@ cdef extern from "Python.h":
     long long _long_value "PyLong_AsLongLongAndOverflow"(PyObject* o, int* overflow)
     void PyObject_GC_UnTrack(void* o)
     void PyObject_GC_Track(void* o)
+    int PyObject_GC_IsTracked(PyObject* o)
     Py_ssize_t Py_REFCNT(PyObject* o)
     void Py_SET_REFCNT(PyObject* o, Py_ssize_t n)
 
@@ -1129,30 +1131,43 @@ def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] star
     return offset, -1, 0
 
 
-def pad_rows(const int64_t[::1] flat, const int64_t[::1] starts, const int64_t[::1] keep,
+def longest_row(const int64_t[::1] starts):
+    """The most ids of one text in a flat batch whose text r is ``starts[r]:starts[r+1]``."""
+    cdef Py_ssize_t r
+    cdef int64_t most = 0
+    for r in range(starts.shape[0] - 1):
+        most = max(most, starts[r + 1] - starts[r])
+    return most
+
+
+def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap,
              const int64_t[::1] prefix, const int64_t[::1] suffix, int64_t pad_id, bint left,
              int64_t[:, ::1] ids, int64_t[:, ::1] mask=None):
     """Fill a padded batch in one pass, without the GIL: row r of ``ids`` gets ``prefix``,
-    the ``keep[r]`` ids from ``flat[starts[r]:]``, ``suffix``, and ``pad_id`` in the rest
-    (before them when ``left``); row r of ``mask`` 1 under those ids and 0 under the
-    padding. The padded arrays are mostly padding, so the cost is writing them once, which
-    numpy's fancy indexing and broadcast masks do several times over."""
+    the ids ``flat[starts[r]:starts[r+1]]`` (the first ``cap`` of them, all when ``cap`` <
+    0), ``suffix``, and ``pad_id`` in the rest (before them when ``left``); row r of ``mask``
+    1 under those ids and 0 under the padding. The padded arrays are mostly padding, so the
+    cost is writing them once, which numpy's fancy indexing and broadcast masks do several
+    times over."""
     cdef Py_ssize_t rows = ids.shape[0], width = ids.shape[1], r, c, shift, n
     cdef Py_ssize_t npre = prefix.shape[0], nsuf = suffix.shape[0], total
     cdef int64_t* row
     cdef int64_t* mrow
-    if keep.shape[0] != rows or starts.shape[0] < rows or (
-            mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
-        raise ValueError("pad_rows: the shapes of keep, starts, ids and mask do not agree")
+    cdef const uint32_t* src
+    if starts.shape[0] < rows + 1 or (mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
+        raise ValueError("pad_rows: the shapes of starts, ids and mask do not agree")
     for r in range(rows):  # each test on its own, so that no sum can overflow
-        if (keep[r] < 0 or keep[r] > width - npre - nsuf or starts[r] < 0
-                or starts[r] > flat.shape[0] - keep[r]):
-            raise ValueError(f"pad_rows: row {r} does not fit ({keep[r]} ids from {starts[r]}, width {width})")
+        n = starts[r + 1] - starts[r] if cap < 0 or starts[r + 1] - starts[r] < cap else cap
+        if (starts[r] < 0 or starts[r + 1] < starts[r] or starts[r + 1] > flat.shape[0]
+                or n > width - npre - nsuf):
+            raise ValueError(f"pad_rows: row {r} does not fit ({n} ids from {starts[r]}, width {width})")
     if rows == 0 or width == 0:
         return
     with nogil:
         for r in range(rows):
-            n = keep[r]
+            n = starts[r + 1] - starts[r]
+            if 0 <= cap < n:
+                n = cap
             total = npre + n + nsuf
             shift = width - total if left else 0
             row = &ids[r, 0]
@@ -1160,8 +1175,9 @@ def pad_rows(const int64_t[::1] flat, const int64_t[::1] starts, const int64_t[:
                 row[c] = pad_id
             for c in range(npre):
                 row[shift + c] = prefix[c]
-            if n:
-                memcpy(row + shift + npre, &flat[starts[r]], n * sizeof(int64_t))
+            src = &flat[starts[r]] if n else NULL
+            for c in range(n):  # widened from the codec's uint32
+                row[shift + npre + c] = src[c]
             for c in range(nsuf):
                 row[shift + npre + n + c] = suffix[c]
             for c in range(shift + total, width):
@@ -1172,6 +1188,107 @@ def pad_rows(const int64_t[::1] flat, const int64_t[::1] starts, const int64_t[:
                 for c in range(shift, shift + total):
                     mrow[c] = 1
                 memset(mrow + shift + total, 0, (width - shift - total) * sizeof(int64_t))
+
+
+def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t width, object pad_id,
+               bint left, bint mask):
+    """A batch as lists, the HF way, in one C pass: (ids, masks or None). Row r of ``ids``
+    is ``prefix + rows[r][:cap] + suffix`` (all of the row when ``cap`` < 0), padded with
+    ``pad_id`` to ``width`` (before it when ``left``; a ``width`` < 0 pads nothing); row r
+    of ``masks`` is 1 under those ids and 0 under the padding. A row that gets nothing
+    added is the caller's list itself.
+
+    Every list is made whole and holds only ints (the template's and the padding's checked
+    to be exactly int, and the items of each row the collector tracks; a row it does not
+    track, as the encoder's, is in no cycle already), so like the encoder's it is untracked
+    by the collector (see ``Model._as_list``): a kept batch costs the collections nothing."""
+    cdef Py_ssize_t m = PyList_GET_SIZE(rows), r, n, npre = len(prefix), nsuf = len(suffix), c, shift, at, w
+    cdef list ids_out = PyList_New(m), masks_out = PyList_New(m) if mask else None
+    cdef list one, row
+    cdef PyObject** dst
+    cdef PyObject** src
+    cdef PyObject* item
+    cdef PyObject* pad = <PyObject*>pad_id
+    cdef PyObject* one_int = <PyObject*>_ONE
+    cdef PyObject* zero_int = <PyObject*>_ZERO
+    for item in (<PyTupleObject*>prefix).ob_item[:npre]:
+        if not _long_check_exact(item):
+            raise TypeError(f"frame_rows: the prefix must hold ints, got {type(<object>item).__name__}")
+    for item in (<PyTupleObject*>suffix).ob_item[:nsuf]:
+        if not _long_check_exact(item):
+            raise TypeError(f"frame_rows: the suffix must hold ints, got {type(<object>item).__name__}")
+    if not _long_check_exact(pad):
+        raise TypeError(f"frame_rows: pad_id must be an int, got {type(pad_id).__name__}")
+    # not tracked until whole: a collection set off by an allocation below may run code
+    # (a finaliser) that calls gc.get_objects(), which must not find a list with holes
+    PyObject_GC_UnTrack(<PyObject*>ids_out)
+    if mask:
+        PyObject_GC_UnTrack(<PyObject*>masks_out)
+    for r in range(m):
+        item = PyList_GET_ITEM(rows, r)
+        if not PyList_CheckExact(<object>item):
+            raise TypeError(f"frame_rows: rows[{r}] is a {type(<object>item).__name__}, not a list")
+        row = <list>item
+        n = PyList_GET_SIZE(row)
+        if 0 <= cap < n:
+            n = cap
+        # an untracked row (the encoder's) is checked already: its items are in no cycle
+        if PyObject_GC_IsTracked(<PyObject*>row):
+            for c in range(n):
+                if not _long_check_exact(PyList_GET_ITEM(row, c)):
+                    raise TypeError(f"frame_rows: rows[{r}][{c}] is not an int")
+        w = width if width >= 0 else npre + n + nsuf
+        if npre + n + nsuf > w:
+            raise ValueError(f"frame_rows: row {r} holds {npre + n + nsuf} ids, more than the width {width}")
+        shift = w - (npre + n + nsuf)
+        if shift == 0 and npre + nsuf == 0 and n == PyList_GET_SIZE(row):
+            Py_INCREF(row)  # nothing to add: the row as it is
+            PyList_SET_ITEM(ids_out, r, row)
+        else:
+            one = PyList_New(w)
+            PyObject_GC_UnTrack(<PyObject*>one)  # ints only
+            dst = (<PyListObject*>one).ob_item
+            src = (<PyListObject*>row).ob_item
+            at = shift if left else 0  # where the ids begin
+            _put(dst + at, (<PyTupleObject*>prefix).ob_item, npre)
+            _put(dst + at + npre, src, n)
+            _put(dst + at + npre + n, (<PyTupleObject*>suffix).ob_item, nsuf)
+            _fill(dst + (0 if left else w - shift), pad, shift)
+            Py_INCREF(one)
+            PyList_SET_ITEM(ids_out, r, one)
+        if mask:
+            one = PyList_New(w)
+            PyObject_GC_UnTrack(<PyObject*>one)
+            dst = (<PyListObject*>one).ob_item
+            _fill(dst, zero_int if left else one_int, shift if left else w - shift)
+            _fill(dst + (shift if left else w - shift), one_int if left else zero_int,
+                  w - shift if left else shift)
+            Py_INCREF(one)
+            PyList_SET_ITEM(masks_out, r, one)
+    PyObject_GC_Track(<PyObject*>ids_out)  # whole now; they may hold what the caller adds
+    if mask:
+        PyObject_GC_Track(<PyObject*>masks_out)
+    return ids_out, masks_out
+
+
+cdef object _ONE = 1
+cdef object _ZERO = 0
+
+
+cdef inline void _put(PyObject** dst, PyObject** src, Py_ssize_t n) noexcept:
+    """dst[0:n] = src[0:n], each a new reference."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        Py_INCREF(<object>src[i])
+        dst[i] = src[i]
+
+
+cdef inline void _fill(PyObject** dst, PyObject* item, Py_ssize_t n) noexcept:
+    """n new references to one item."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        dst[i] = item
+    Py_SET_REFCNT(item, Py_REFCNT(item) + n)
 
 
 cdef Py_ssize_t _utf8_valid_prefix(const uint8_t* s, Py_ssize_t n, bint* invalid) noexcept nogil:

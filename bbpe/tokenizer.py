@@ -590,17 +590,23 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     # ------------------------------------------------------------------ what the shared layer needs
 
     def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """The codec's flat batch (``encode_many``), slices of it on threads."""
+        """The codec's flat batch (``encode_many``: uint32 ids, int64 starts), slices of it
+        on threads."""
         threads = _batch_threads(num_threads, len(data))
         if threads == 1:
             ids, offsets = self._model.encode_many(data, self.bug_compat)
-            return np.frombuffer(ids, dtype=np.uint32).astype(np.int64), np.frombuffer(offsets, dtype=np.int64)
+            return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
         step = -(-len(data) // threads)
         parts = list(shared_pool(threads).map(lambda k: self._model.encode_many(data[k : k + step], self.bug_compat),
                                         range(0, len(data), step)))
-        flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts]).astype(np.int64)
-        lengths = np.concatenate([np.diff(np.frombuffer(offsets, dtype=np.int64)) for _, offsets in parts])
-        return flat, np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+        flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts])
+        starts, base = [], 0
+        for _, offsets in parts:  # each part's starts, moved past the parts before it
+            part = np.frombuffer(offsets, dtype=np.int64)
+            starts.append(part[:-1] + base)
+            base += int(part[-1])
+        starts.append(np.array([base], dtype=np.int64))
+        return flat, np.concatenate(starts)
 
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
         """The byte length of each id's token (added special tokens' included)."""

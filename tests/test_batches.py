@@ -130,6 +130,86 @@ def test_a_big_padded_batch_filled_on_threads_equals_one_thread(tok, side):
         assert two["input_ids"][k][two["attention_mask"][k] == 1].tolist() == tok.encode(texts[k])
 
 
+def _hf_rows(encodings, prefix, suffix, *, cap, width, pad, left):
+    """The HF rows, written out plainly: each text's ids cut to ``cap``, the template
+    around them, padded with ``pad`` to ``width`` (None: not padded); and the masks."""
+    ids, masks = [], []
+    for enc in encodings:
+        inner = prefix + (enc if cap is None else enc[:cap]) + suffix
+        pads = 0 if width is None else width - len(inner)
+        ids.append([pad] * pads + inner if left else inner + [pad] * pads)
+        masks.append([0] * pads + [1] * len(inner) if left else [1] * len(inner) + [0] * pads)
+    return ids, masks
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 12), side=st.sampled_from(["right", "left"]),
+       template=st.booleans(), padding=st.sampled_from([False, True, "max_length"]),
+       truncation=st.booleans(), max_length=st.integers(2, 30), multiple=st.sampled_from([None, 1, 4, 7]),
+       offsets=st.booleans())
+def test_lists_and_arrays_are_the_hf_rows(seed, n, side, template, padding, truncation, max_length, multiple,
+                                          offsets):
+    """Every combination of the options: the lists (``codec.frame_rows``) are the rows HF
+    gives, written out plainly here, and the arrays (``codec.pad_rows``) hold the same."""
+    texts = _texts(seed, n)
+    tok = _TEMPLATED if template else _TOK
+    encodings = [_TOK.encode(t) for t in texts]
+    prefix, suffix = ([_TOK.bos_id], [_TOK.eos_id]) if template else ([], [])
+    cap = max_length - len(prefix) - len(suffix) if truncation else None
+    longest = max(len(prefix) + len(e if cap is None else e[:cap]) + len(suffix) for e in encodings)
+    width = None if padding is False else (max_length if truncation else max(longest, max_length)) \
+        if padding == "max_length" else longest
+    if width is not None and multiple and width % multiple:
+        width += multiple - width % multiple
+    want_ids, want_masks = _hf_rows(encodings, prefix, suffix, cap=cap, width=width, pad=_TOK.pad_id,
+                                    left=side == "left")
+    options = {"padding": padding, "truncation": truncation, "max_length": max_length,
+               "pad_to_multiple_of": multiple, "return_offsets_mapping": offsets}
+    tok.padding_side = side
+    try:
+        lists = tok(texts, **options)
+        arrays = tok(texts, return_tensors="np", **options) if width is not None else None
+    finally:
+        tok.padding_side = "right"
+    assert lists["input_ids"] == want_ids and lists["attention_mask"] == want_masks
+    if offsets:
+        assert [len(row) for row in lists["offset_mapping"]] == [len(row) for row in want_ids]
+        for row, m in zip(lists["offset_mapping"], want_masks):
+            assert all(pair == (0, 0) for pair, one in zip(row, m) if not one)
+    if arrays is not None:
+        assert arrays["input_ids"].tolist() == want_ids and arrays["attention_mask"].tolist() == want_masks
+        if offsets:
+            assert [[tuple(p) for p in row] for row in arrays["offset_mapping"].tolist()] == lists["offset_mapping"]
+
+
+def test_batch_lists_are_not_tracked_by_the_collector(tok):
+    """The lists of a kept batch hold only ints, so the collections need not walk them
+    (item 10 of the user layer): the encoder's lists and the ones framed around them."""
+    import gc
+
+    for options in ({}, {"padding": True}, {"truncation": True, "max_length": 3}):
+        out = _TEMPLATED(_texts(4, 20), **options)
+        rows = out["input_ids"] + out["attention_mask"]
+        assert rows and not any(gc.is_tracked(row) for row in rows), options
+        assert gc.is_tracked(out["input_ids"])  # the outer list: the caller may add anything to it
+
+
+def test_frame_rows_refuses_what_is_not_a_list_of_ints():
+    """The codec's framing untracks what it makes, so it takes only lists of exact ints."""
+    from bbpe.codec import frame_rows
+
+    assert frame_rows([[5, 6]], (1,), (2,), -1, 6, 0, False, True) == ([[1, 5, 6, 2, 0, 0]], [[1, 1, 1, 1, 0, 0]])
+    assert frame_rows([[5, 6]], (), (), -1, 4, 9, True, False) == ([[9, 9, 5, 6]], None)
+    for rows, prefix, pad, message in [([[1, [2]]], (), 0, r"rows\[0\]\[1\] is not an int"),
+                                       ([(1, 2)], (), 0, r"rows\[0\] is a tuple"),
+                                       ([[1]], (1.0,), 0, "the prefix must hold ints"),
+                                       ([[1]], (), None, "pad_id must be an int")]:
+        with pytest.raises(TypeError, match=message):
+            frame_rows(rows, prefix, (), -1, 8, pad, False, True)
+    with pytest.raises(ValueError, match="row 0 holds 3 ids, more than the width 2"):
+        frame_rows([[1, 2, 3]], (), (), -1, 2, 0, False, True)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("床前明月光疑是地上霜abc <>S/P，。é𡵓ゃ\n")), max_size=30))
 def test_offsets_slice_the_text_back(text):
@@ -175,3 +255,5 @@ def test_bad_options_are_named(tok):
 
 
 _TOK = bbpe.Tokenizer.train(TANG300, 2000)
+_TEMPLATED = bbpe.Tokenizer(_TOK.keys)
+_TEMPLATED.set_template("<S> $A </S>")

@@ -2,31 +2,37 @@
 truncation, padding, attention masks and offsets, as ``transformers`` tokenizers return
 them (``input_ids``, ``attention_mask``, ``offset_mapping``).
 
-Everything works on the flat form the codec gives a batch in (all ids one after the other,
-and where each text's start): the padded 2-D arrays are filled from it in compiled code
-without the GIL (``codec.pad_rows``, big batches on several threads, each its own rows),
-with no Python object per token; unpadded lists are made per text.
+Two shapes, each built in one compiled pass. The 2-D arrays (``return_tensors="np"``) are
+filled from the flat form the codec gives a batch in (all ids one after the other, and
+where each text's start) without the GIL (``codec.pad_rows``, big batches on several
+threads, each its own rows), with no Python object per token. The lists take the
+encoder's own lists (``encode_batch``) and frame them (``codec.frame_rows``): template,
+truncation, padding and masks, in lists the collector need not track, as the encoder's.
 
 ``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
-``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)`` (bytes per
-token), ``_encode_with_specials(text, compat)``, ``_has_specials``, ``_template``,
-``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``.
+``encode_batch``, ``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)``
+(bytes per token), ``_encode_with_specials(text, compat)``, ``_has_specials``,
+``_template``, ``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import pairwise
 
 import numpy as np
 
-from ..codec import _plain_text, pad_rows
+from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
 from .resources import usable_cpus
 from .threads import shared_pool
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
-FILL_CELLS_PER_THREAD = 1 << 18  # a padded batch smaller than this (2 MB of ids) is filled on one thread
+# a padded batch smaller than this (256 KB of ids) is filled on one thread. Filling is
+# writing fresh pages, which the kernel zeroes on first touch, and two threads fault them
+# in about twice as fast: batches of 1000 zh-large lines (~240,000 cells) gain from it
+FILL_CELLS_PER_THREAD = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,14 @@ class Template:
     @property
     def extra(self) -> int:
         return len(self.prefix) + len(self.suffix)
+
+    @cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(prefix, suffix) as int64 arrays, for ``codec.pad_rows``."""
+        return np.array(self.prefix, dtype=np.int64), np.array(self.suffix, dtype=np.int64)
+
+
+NO_TEMPLATE = Template()  # add_special_tokens=False
 
 
 class BatchEncoding(dict):
@@ -76,44 +90,77 @@ def check_options(padding: object, truncation: object, max_length: int | None, p
     return mode, truncate
 
 
-def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, padding: str, truncate: bool,
-             max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
-             arrays: bool, spans: np.ndarray | None = None, mask: bool = True, threads: int = 1
-             ) -> dict[str, object]:
-    """The batch of texts whose ids are ``flat[starts[i]:starts[i+1]]`` (and whose
-    offsets, if asked, are ``spans[...]``, (n, 2)): each truncated to ``max_length``
-    with the template's ids counted, the template added, then padded; as 2-D arrays
-    (``arrays``) or as lists. Template and padding tokens get offsets (0, 0)."""
-    lengths = np.diff(starts)
-    keep = lengths
+def row_bounds(longest: int, template: Template, *, padding: str, truncate: bool, max_length: int | None,
+               pad_to_multiple_of: int | None) -> tuple[int, int]:
+    """(cap, width) for a batch whose longest text has ``longest`` ids: how many ids of each
+    text are kept (-1: all; the template's ids count against ``max_length``), and the width
+    of the padded rows, the template's ids included (-1: not padded)."""
+    cap = -1
     if truncate:
         assert max_length is not None
         if max_length < template.extra:
             raise ValueError(f"max_length={max_length} leaves no room for the template's {template.extra} ids")
-        keep = np.minimum(lengths, max_length - template.extra)
+        cap = max_length - template.extra
+        longest = min(longest, cap)
     if padding == "none":
-        if not arrays:
-            return _lists(flat, starts, keep, template, spans)
-        if np.unique(keep).shape[0] > 1:  # one array of rows: they must be of one length already
-            raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
-    total = keep + template.extra
-    width = int(total.max(initial=0))
+        return cap, -1
+    width = longest + template.extra
     if padding == "max_length":
-        width = max(width, max_length or 0) if not truncate else max_length or width
+        assert max_length is not None
+        width = max_length if truncate else max(width, max_length)
     if pad_to_multiple_of and width % pad_to_multiple_of:
         width += pad_to_multiple_of - width % pad_to_multiple_of
-    rows = lengths.shape[0]
+    return cap, width
+
+
+def framed_lists(rows: list[list[int]], template: Template, *, padding: str, truncate: bool,
+                 max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
+                 mask: bool = True, spans: list[list[tuple[int, int]]] | None = None) -> dict[str, object]:
+    """The batch of texts whose ids are ``rows`` as lists (``return_tensors=None``): each
+    truncated, the template added, padded (``codec.frame_rows``, one C pass whose lists the
+    collector need not track); with ``spans`` (each text's offsets) the offsets framed the
+    same way, (0, 0) under template and padding tokens."""
+    cap, width = row_bounds(max(map(len, rows), default=0), template, padding=padding, truncate=truncate,
+                            max_length=max_length, pad_to_multiple_of=pad_to_multiple_of)
+    left = padding_side == "left"
+    ids, masks = frame_rows(rows, template.prefix, template.suffix, cap, width, pad_id, left, mask)
+    out: dict[str, object] = {"input_ids": ids}
+    if masks is not None:
+        out["attention_mask"] = masks
+    if spans is not None:
+        before, after, framed = [(0, 0)] * len(template.prefix), [(0, 0)] * len(template.suffix), []
+        for pairs, row in zip(spans, ids):
+            inner = before + (pairs if cap < 0 else pairs[:cap]) + after
+            padding_pairs = [(0, 0)] * (len(row) - len(inner))
+            framed.append(padding_pairs + inner if left else inner + padding_pairs)
+        out["offset_mapping"] = framed
+    return out
+
+
+def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, *, padding: str, truncate: bool,
+                  max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
+                  spans: np.ndarray | None = None, mask: bool = True, threads: int = 1) -> dict[str, np.ndarray]:
+    """The batch of texts whose ids are ``flat[starts[i]:starts[i+1]]`` (and whose offsets,
+    if asked, are ``spans[...]``, (n, 2)) as 2-D int64 arrays (``return_tensors="np"``):
+    each truncated, the template added, padded. Template and padding tokens get offsets
+    (0, 0). Unpadded, the texts must come out of one length."""
+    flat, starts = np.ascontiguousarray(flat, dtype=np.uint32), np.ascontiguousarray(starts, dtype=np.int64)
+    rows = starts.shape[0] - 1
+    cap, width = row_bounds(longest_row(starts), template, padding=padding, truncate=truncate,
+                            max_length=max_length, pad_to_multiple_of=pad_to_multiple_of)
+    if width < 0:  # one array of rows: they must be of one length already
+        lengths = np.diff(starts) if cap < 0 else np.minimum(np.diff(starts), cap)
+        if np.unique(lengths).shape[0] > 1:
+            raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
+        width = int(lengths.max(initial=0)) + template.extra
     left = padding_side == "left"
     ids = np.empty((rows, width), dtype=np.int64)
     masks = np.empty((rows, width), dtype=np.int64) if mask else None
-    flat, starts = np.ascontiguousarray(flat, dtype=np.int64), np.ascontiguousarray(starts, dtype=np.int64)
-    keep = np.ascontiguousarray(keep, dtype=np.int64)
-    prefix, suffix = np.array(template.prefix, dtype=np.int64), np.array(template.suffix, dtype=np.int64)
+    prefix, suffix = template.arrays
 
     def fill(part: tuple[int, int]) -> None:  # rows a..b, without the GIL
         a, b = part
-        pad_rows(flat, starts[a:], keep[a:b], prefix, suffix, pad_id, left, ids[a:b],
-                 None if masks is None else masks[a:b])
+        pad_rows(flat, starts[a:], cap, prefix, suffix, pad_id, left, ids[a:b], None if masks is None else masks[a:b])
 
     # the arrays are mostly padding, written into fresh pages: big ones are filled on
     # several threads, each its own rows
@@ -122,40 +169,27 @@ def assemble(flat: np.ndarray, starts: np.ndarray, template: Template, *, paddin
         fill((0, rows))
     else:
         list(shared_pool(parts).map(fill, pairwise(np.linspace(0, rows, parts + 1).astype(int).tolist())))
-    out: dict[str, object] = {"input_ids": ids}
+    out = {"input_ids": ids}
     if masks is not None:
         out["attention_mask"] = masks
     if spans is not None:
-        # where each kept id went: row r, column shift + prefix + j
-        shift = width - total if left else np.zeros(rows, dtype=np.int64)
-        row_of = np.repeat(np.arange(rows), keep)
-        j = np.arange(row_of.shape[0]) - np.repeat(np.cumsum(keep) - keep, keep)
-        offsets = np.zeros((rows, width, 2), dtype=np.int64)
-        offsets[row_of, np.repeat(shift, keep) + len(template.prefix) + j] = spans[np.repeat(starts[:-1], keep) + j]
-        out["offset_mapping"] = offsets
-    if not arrays:
-        out = {name: value.tolist() for name, value in out.items()}
-        if spans is not None:
-            out["offset_mapping"] = [[tuple(pair) for pair in row] for row in out["offset_mapping"]]  # type: ignore[union-attr]
+        out["offset_mapping"] = _offset_array(spans, starts, cap, width, template, left)
     return out
 
 
-def _lists(flat: np.ndarray, starts: np.ndarray, keep: np.ndarray, template: Template,
-           spans: np.ndarray | None) -> dict[str, object]:
-    """Unpadded: one list per text (the template added), masks of ones."""
-    prefix, suffix = list(template.prefix), list(template.suffix)
-    ids_out: list[list[int]] = []
-    offsets_out: list[list[tuple[int, int]]] = []
-    flat_list = flat.tolist()
-    for a, n in zip(starts[:-1].tolist(), keep.tolist()):
-        ids_out.append(prefix + flat_list[a : a + n] + suffix if template.extra else flat_list[a : a + n])
-        if spans is not None:
-            pairs = [tuple(p) for p in spans[a : a + n].tolist()]
-            offsets_out.append([(0, 0)] * len(prefix) + pairs + [(0, 0)] * len(suffix))
-    out: dict[str, object] = {"input_ids": ids_out, "attention_mask": [[1] * len(row) for row in ids_out]}
-    if spans is not None:
-        out["offset_mapping"] = offsets_out
-    return out
+def _offset_array(spans: np.ndarray, starts: np.ndarray, cap: int, width: int, template: Template,
+                  left: bool) -> np.ndarray:
+    """(rows, width, 2): each kept id's span in the column ``pad_rows`` put the id in."""
+    lengths = np.diff(starts)
+    keep = lengths if cap < 0 else np.minimum(lengths, cap)
+    rows = keep.shape[0]
+    # where each kept id went: row r, column shift + prefix + j
+    shift = width - keep - template.extra if left else np.zeros(rows, dtype=np.int64)
+    row_of = np.repeat(np.arange(rows), keep)
+    j = np.arange(row_of.shape[0]) - np.repeat(np.cumsum(keep) - keep, keep)
+    offsets = np.zeros((rows, width, 2), dtype=np.int64)
+    offsets[row_of, np.repeat(shift, keep) + len(template.prefix) + j] = spans[np.repeat(starts[:-1], keep) + j]
+    return offsets
 
 
 def char_spans(text: str | bytes, token_lengths: np.ndarray) -> np.ndarray:
@@ -216,16 +250,27 @@ class HFBatches:
         one row), as in transformers."""
         mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
         texts, single = batch_of(text)
-        flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
-        template = self._template if add_special_tokens else Template()
-        arrays = return_tensors == "np"
-        out = assemble(flat, starts, template, padding=mode, truncate=truncate, max_length=max_length,
-                       pad_to_multiple_of=pad_to_multiple_of, pad_id=self._padding_id(), padding_side=self.padding_side,
-                       arrays=arrays, spans=spans, mask=return_attention_mask,
-                       threads=num_threads or usable_cpus())
-        if not return_attention_mask:
-            out.pop("attention_mask", None)
-        if single and not arrays:
+        template = self._template if add_special_tokens else NO_TEMPLATE
+        shape = {"padding": mode, "truncate": truncate, "max_length": max_length,
+                 "pad_to_multiple_of": pad_to_multiple_of, "pad_id": self._padding_id(),
+                 "padding_side": self.padding_side, "mask": return_attention_mask}
+        out: dict[str, object]
+        if return_tensors == "np":
+            flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
+            out = dict(padded_arrays(flat, starts, template, spans=spans, threads=num_threads or usable_cpus(),
+                                     **shape))  # type: ignore[arg-type]
+            return BatchEncoding(out)
+        if return_offsets_mapping:
+            flat, starts, spans = self._flat_batch(texts, split_special_tokens, True, num_threads)
+            assert spans is not None
+            bounds = list(pairwise(starts.tolist()))
+            ids, pairs = flat.tolist(), [tuple(pair) for pair in spans.tolist()]
+            out = framed_lists([ids[a:b] for a, b in bounds], template, spans=[pairs[a:b] for a, b in bounds],
+                               **shape)  # type: ignore[arg-type]
+        else:  # the encoder's own lists, on threads
+            rows = self.encode_batch(texts, num_threads=num_threads, split_special_tokens=split_special_tokens)
+            out = framed_lists(rows, template, **shape)  # type: ignore[arg-type]
+        if single:
             out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
         return BatchEncoding(out)
 
@@ -242,12 +287,13 @@ class HFBatches:
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(ids, starts, spans or None): every text's ids one after the other (text i's at
         ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans."""
-        data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+        data = texts if plain_texts(texts) else [
+            t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
         if offsets and self.bug_compat:
             raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
         if self._has_specials and not split_special_tokens:
             lists = [self._encode_with_specials(t, False if offsets else self.bug_compat) for t in data]
-            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.int64, count=sum(map(len, lists)))
+            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32, count=sum(map(len, lists)))
             starts = np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
         else:
             flat, starts = self._encode_flat(data, num_threads)
