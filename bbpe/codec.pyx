@@ -851,21 +851,25 @@ cdef class Model:
             free(ts)
             free(dst)
 
-    def encode_many(self, list texts, bint bug_compat=False):
-        """Encode a list of str or bytes; the GIL is released while encoding.
+    def encode_many(self, list texts, bint bug_compat=False, Py_ssize_t start=0, stop=None):
+        """Encode a list of str or bytes (``texts[start:stop]``, so that threads can each
+        take a range of one list); the GIL is released while encoding.
 
-        Returns (ids, offsets): bytes of native int32 ids and int64 offsets (text i is
-        ids[offsets[i]:offsets[i + 1]]).
+        Returns (ids, offsets): bytes of native int32 ids and int64 offsets (text i of the
+        range is ids[offsets[i]:offsets[i + 1]]).
         """
-        cdef Py_ssize_t m = len(texts)
+        # ours: no other thread can free a text while the GIL is released; nothing else
+        # refers to it, so it is in no cycle and the collections need not walk it
+        cdef list items = texts[start:stop]
+        PyObject_GC_UnTrack(<PyObject*>items)
+        cdef Py_ssize_t m = len(items)
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
         cdef int32_t* ids = NULL
         cdef int64_t count
         if offs == NULL:
             raise MemoryError()
         try:
-            # a copy of the list: no other thread can free a text while the GIL is released
-            count = self._encode_many(list(texts), BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
+            count = self._encode_many(items, BBPE_BUG_COMPAT if bug_compat else 0, &ids, offs)
             return (PyBytes_FromStringAndSize(<char*>ids, count * sizeof(int32_t)),
                     PyBytes_FromStringAndSize(<char*>offs, (m + 1) * sizeof(int64_t)))
         finally:

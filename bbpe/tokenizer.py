@@ -413,12 +413,10 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         # each), the others encode and fill theirs, and the last slices, which nothing
         # overlaps, are short (8 per thread measured best among 4, 8, 16 and 32 on zh-large)
         step = max(_MIN_SLICE, -(-len(data) // (8 * threads)))
-        if out == "list":  # slices as ranges of one list: the codec's copy of each is untracked
-            def slice_work(start: int) -> list:
-                return self._model.encode_lists(data, compat, start, start + step)
-        else:
-            def slice_work(start: int) -> list:
-                return work(data[start : start + step], compat)
+
+        def slice_work(start: int) -> list:  # a range of one list: the codec's copy of it is untracked
+            return work(data, compat, start, start + step)
+
         result: list = []
         for part in shared_pool(threads).map(slice_work, range(0, len(data), step)):
             result += part
@@ -442,7 +440,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             yield from self.encode_batch(block_lines(block), num_threads=1, bug_compat=compat, out=out)
 
     def _many_encoder(self, out: str):
-        """``work(texts, compat)``: a list of id lists, or of uint32 arrays for ``out="numpy"``."""
+        """``work(texts, compat, start=0, stop=None)``: a list of id lists for
+        ``texts[start:stop]``, or of uint32 arrays for ``out="numpy"``."""
         return self._model.encode_lists if out == "list" else partial(_encode_arrays, self._model)
 
     @staticmethod
@@ -597,8 +596,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             ids, offsets = self._model.encode_many(data, self.bug_compat)
             return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
         step = -(-len(data) // threads)
-        parts = list(shared_pool(threads).map(lambda k: self._model.encode_many(data[k : k + step], self.bug_compat),
-                                        range(0, len(data), step)))
+        parts = list(shared_pool(threads).map(lambda k: self._model.encode_many(data, self.bug_compat, k, k + step),
+                                              range(0, len(data), step)))
         flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts])
         starts, base = [], 0
         for _, offsets in parts:  # each part's starts, moved past the parts before it
@@ -738,8 +737,9 @@ def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
 _INT64_MAX = (1 << 63) - 1
 
 
-def _encode_arrays(model: Model, texts: list, compat: bool) -> list[np.ndarray]:
-    ids, offsets = model.encode_many(texts, compat)
+def _encode_arrays(model: Model, texts: list, compat: bool, start: int = 0, stop: int | None = None
+                   ) -> list[np.ndarray]:
+    ids, offsets = model.encode_many(texts, compat, start, stop)
     flat = np.frombuffer(ids, dtype=np.uint32)
     bounds = np.frombuffer(offsets, dtype=np.int64).tolist()
     return [flat[a:b] for a, b in pairwise(bounds)]

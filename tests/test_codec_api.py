@@ -166,12 +166,12 @@ def test_batch_lists_count_their_references(tok):
     assert sys.getrefcount(probe) == before
 
 
-def test_encode_lists_takes_a_range_of_the_list(tok):
+@pytest.mark.parametrize("method", ["encode_lists", "encode_many"])
+def test_the_batch_encoders_take_a_range_of_the_list(tok, method):
     """encode_batch hands its threads ranges of one list (no slices for the collector to
     walk); a range is the slice's result, and out-of-range bounds clip as slices do."""
     texts = lines_of(5, count=40)
-    whole = tok.model.encode_lists(texts)
-    assert tok.model.encode_lists(texts, False, 7, 19) == whole[7:19]
-    assert tok.model.encode_lists(texts, False, 30, 500) == whole[30:]
-    assert tok.model.encode_lists(texts, False, 12) == whole[12:]
-    assert tok.model.encode_lists(texts, False, 50, 60) == []
+    encode = getattr(tok.model, method)
+    for start, stop in ((7, 19), (30, 500), (12, None), (50, 60), (-5, None)):
+        assert encode(texts, False, start, stop) == encode(texts[start:stop]), (start, stop)
+    assert tok.model.encode_lists(texts, False, 7, 19) == tok.model.encode_lists(texts)[7:19]
