@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from bbpe.common.blocks import BackwardBlocks, _memory_reader, meeting_parts, part_cuts
+from bbpe.common.blocks import BackwardBlocks, meeting_parts, memory_reader, part_cuts
 
 
 def take_in_turns(parts: list[Iterable], rng: random.Random) -> list[list[bytes]]:
@@ -29,11 +29,11 @@ def in_parts(data: bytes, parts: int, rng: random.Random, blocks: int = 16) -> l
     """``data`` cut as ``Corpus.training_parts`` cuts a corpus for ``parts`` threads, into
     about ``blocks`` blocks, taken in turns: a list of blocks for each part, a
     ``BackwardBlocks`` (last block first) for the second of each pair."""
-    with _memory_reader(data) as read_into:
+    with memory_reader(data) as read_into:
         cuts = part_cuts(read_into, len(data), max(parts, blocks))
     if len(cuts) < 3:
         return [[data]]
-    live = meeting_parts(lambda: _memory_reader(data), cuts, parts)
+    live = meeting_parts(lambda: memory_reader(data), cuts, parts)
     return [BackwardBlocks(got) if isinstance(part, BackwardBlocks) else got
             for part, got in zip(live, take_in_turns(live, rng))]
 

@@ -207,7 +207,7 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
     one grows), and, each taken while it is the current one, all of them are the corpus."""
     import random
 
-    from bbpe.common.blocks import _after_last_delimiter, reused_blocks
+    from bbpe.common.blocks import after_last_delimiter, reused_blocks
 
     rng = random.Random(block_bytes)
     data = "".join(rng.choice(["天地", "人", "。", " ", "\n", "ab", "x" * 70]) for _ in range(300)).encode()
@@ -216,7 +216,7 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
     corpus = Corpus.from_file(path) if from_file else Corpus.from_lines(data.split(b"\n"))
     for start, stop in [(0, None), (7, len(data) - 5), (len(data) // 2, None), (3, 3)]:
         seen = [bytes(block) for block in reused_blocks(corpus._reader, start, stop, block_bytes,
-                                                        _after_last_delimiter)]
+                                                        after_last_delimiter)]
         assert b"".join(seen) == data[start:stop]
         assert all(block and block[-1:] in (b" ", b"\n") for block in seen[:-1])
 
@@ -224,18 +224,18 @@ def test_reused_blocks_cover_the_corpus(tmp_path, block_bytes, from_file):
 def test_part_cuts_read_a_corpus_without_delimiters_once():
     """Shares that fall inside one long run look for its end once: a corpus without a
     delimiter is read about once, not once per share."""
-    from bbpe.common.blocks import _FIRST_LF, _memory_reader, part_cuts
+    from bbpe.common.blocks import FIRST_LF, memory_reader, part_cuts
 
     data = b"x" * 300_000 + b"\nend"
     read = [0]
-    with _memory_reader(data) as read_into:
+    with memory_reader(data) as read_into:
 
         def counting(offset, view):
             n = read_into(offset, view)
             read[0] += n
             return n
 
-        assert part_cuts(counting, len(data), 100, _FIRST_LF) == [0, 300_001, len(data)]
+        assert part_cuts(counting, len(data), 100, FIRST_LF) == [0, 300_001, len(data)]
         assert read[0] < 2 * len(data)
         assert part_cuts(counting, len(data), 100) == [0, 300_001, len(data)]  # LF is a delimiter too
         read[0] = 0

@@ -35,7 +35,7 @@ def read_chunks(path: str | os.PathLike[str], chunk_bytes: int = CHUNK_BYTES, st
             yield chunk
 
 
-def _cut_blocks(chunks: Iterable[bytes], last_cut: Callable[[bytes], int]) -> Iterator[bytes]:
+def cut_blocks(chunks: Iterable[bytes], last_cut: Callable[[bytes], int]) -> Iterator[bytes]:
     """Re-cut a byte stream into blocks that end where ``last_cut`` says (an offset just
     past the cut, 0 for none); what follows the last cut waits for the next chunk."""
     pending: list[bytes] = []
@@ -52,7 +52,8 @@ def _cut_blocks(chunks: Iterable[bytes], last_cut: Callable[[bytes], int]) -> It
         yield tail
 
 
-def _after_last_delimiter(chunk: bytes | bytearray, end: int | None = None) -> int:
+def after_last_delimiter(chunk: bytes | bytearray, end: int | None = None) -> int:
+    """Just past the last one-byte delimiter (Q3) in ``chunk[:end]``; 0 when there is none."""
     end = len(chunk) if end is None else end
     return max(chunk.rfind(_DELIMITER_BYTES[d], 0, end) for d in _ONE_BYTE_DELIMITERS) + 1
 
@@ -94,7 +95,7 @@ def _after_first_match(read_into: ReadInto, start: int, pattern: re.Pattern[byte
 
 
 @contextlib.contextmanager
-def _file_reader(path: str) -> Iterator[ReadInto]:
+def file_reader(path: str) -> Iterator[ReadInto]:
     """A corpus file opened for reads at offsets, safe from several threads at once."""
     with open(path, "rb", buffering=0) as f:
         if hasattr(os, "preadv"):
@@ -112,7 +113,7 @@ def _file_reader(path: str) -> Iterator[ReadInto]:
 
 
 @contextlib.contextmanager
-def _memory_reader(data: bytes) -> Iterator[ReadInto]:
+def memory_reader(data: bytes) -> Iterator[ReadInto]:
     """Lines given in memory, read at offsets as a file would be."""
     whole = memoryview(data)
 
@@ -234,11 +235,12 @@ class _Meeting:
                     yield memoryview(buf)[:n]
 
 
-def _after_last_lf(chunk: bytes | bytearray, end: int | None = None) -> int:
+def after_last_lf(chunk: bytes | bytearray, end: int | None = None) -> int:
+    """Just past the last LF in ``chunk[:end]``; 0 when there is none."""
     return chunk.rfind(b"\n", 0, len(chunk) if end is None else end) + 1
 
 
-_FIRST_LF = re.compile(b"\n")
+FIRST_LF = re.compile(b"\n")
 
 
 def block_lines(block: bytes) -> list[bytes]:
@@ -251,7 +253,7 @@ def block_lines(block: bytes) -> list[bytes]:
 
 def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """``std::getline`` over a byte stream: ``[b'a\\nb', b'c\\n'] -> b'a', b'bc'``."""
-    for block in _cut_blocks(chunks, _after_last_lf):
+    for block in cut_blocks(chunks, after_last_lf):
         yield from block_lines(block)
 
 

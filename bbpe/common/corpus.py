@@ -25,17 +25,17 @@ from typing import BinaryIO
 
 from ..errors import CorpusError, CorpusWarning, GBKError, GBKWarning
 from .blocks import (
-    _FIRST_LF,
     CHUNK_BYTES,
+    FIRST_LF,
     MEETING_BLOCK_BYTES,
     Reader,
     ReadInto,
-    _after_last_delimiter,
-    _after_last_lf,
-    _cut_blocks,
-    _file_reader,
-    _memory_reader,
+    after_last_delimiter,
+    after_last_lf,
+    cut_blocks,
+    file_reader,
     meeting_parts,
+    memory_reader,
     numbered_texts,
     paragraph_texts,
     part_cuts,
@@ -94,7 +94,7 @@ class Corpus:
             return cls(lambda chunk_bytes: windows_text(read_chunks(path, chunk_bytes)), gbk=gbk,
                        size=os.path.getsize(path), name=path, strict=strict)
         corpus = cls(lambda chunk_bytes: read_chunks(path, chunk_bytes), gbk=gbk, size=os.path.getsize(path),
-                     name=path, strict=strict, reader=lambda: _file_reader(path))
+                     name=path, strict=strict, reader=lambda: file_reader(path))
         corpus._whole = lambda: _mapped(path)
         return corpus
 
@@ -241,7 +241,7 @@ class Corpus:
         def chunks(chunk_bytes: int) -> Iterator[bytes]:
             return (data[i : i + chunk_bytes] for i in range(0, len(data), chunk_bytes))
 
-        corpus = cls(chunks, gbk=gbk, size=len(data), strict=strict, reader=lambda: _memory_reader(data))
+        corpus = cls(chunks, gbk=gbk, size=len(data), strict=strict, reader=lambda: memory_reader(data))
         corpus._whole = lambda: contextlib.nullcontext(data)
         return corpus
 
@@ -286,8 +286,8 @@ class Corpus:
         if self.gbk:
             return _joined(self.texts())
         if self._reader is None:
-            return _cut_blocks(self.chunks(), _after_last_delimiter)
-        return reused_blocks(self._reader, 0, None, CHUNK_BYTES, _after_last_delimiter)
+            return cut_blocks(self.chunks(), after_last_delimiter)
+        return reused_blocks(self._reader, 0, None, CHUNK_BYTES, after_last_delimiter)
 
     def training_parts(self, parts: int) -> list[Iterable[bytes | memoryview]]:
         """``training_blocks`` in up to ``parts`` consecutive parts (each at least
@@ -316,7 +316,7 @@ class Corpus:
         ``CHUNK_BYTES``; a longer line is a block of its own), and whether the block's last
         line ends a paragraph (the next line is empty, or there is none)."""
         previous = None
-        for block in _cut_blocks(self.chunks(block_bytes), _after_last_lf):
+        for block in cut_blocks(self.chunks(block_bytes), after_last_lf):
             if previous is not None:
                 yield previous, block.startswith(b"\n")
             previous = block
@@ -330,7 +330,7 @@ class Corpus:
         if self.gbk or self._reader is None:
             return None
         with self._reader() as read_into:
-            cuts = part_cuts(read_into, self.size, max(1, self.size // block_bytes), _FIRST_LF)
+            cuts = part_cuts(read_into, self.size, max(1, self.size // block_bytes), FIRST_LF)
         return list(itertools.pairwise(cuts))
 
     def open_reader(self) -> contextlib.AbstractContextManager[ReadInto]:
