@@ -99,7 +99,7 @@ def _added_texts(tokenizer: Tokenizer) -> dict[str, int]:
     """The special tokens added to a bbpe tokenizer whose bytes are text (those transformers
     can match), text -> id."""
     out = {}
-    for data, kid in tokenizer._specials.ids.items():
+    for data, kid in tokenizer.added_special_tokens.items():
         try:
             out[data.decode("utf-8")] = kid
         except UnicodeDecodeError:

@@ -36,6 +36,9 @@ def test_special_tokens_are_matched_whole(tok):
     assert tok.encode(text, out="numpy").tolist() == ids
     assert tok.id_to_token(n + 1) == LONG and tok.token_to_id(LONG) == n + 1
     assert tok.get_vocab()[LONG] == n + 1
+    assert tok.added_special_tokens == {b"<|endoftext|>": n, LONG.encode(): n + 1}
+    tok.added_special_tokens.clear()  # a copy: the tokenizer keeps its own
+    assert len(tok.added_special_tokens) == 2 and plain.added_special_tokens == {}
 
 
 def test_the_longest_special_token_wins(tok):

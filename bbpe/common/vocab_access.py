@@ -95,6 +95,12 @@ class VocabularyAccess:
         named.update((token_text(data), kid) for data, kid in self._specials.ids.items())
         return named
 
+    @property
+    def added_special_tokens(self) -> dict[bytes, int]:
+        """The special tokens added with ``add_special_tokens``, their bytes -> id, in the
+        order they were added (a copy)."""
+        return dict(self._specials.ids)
+
     def set_template(self, single: str = "$A") -> None:
         """What ``add_special_tokens=True`` puts around each text, as HF's
         ``TemplateProcessing`` writes it: ``"<S> $A </S>"`` (each other word a token of the
