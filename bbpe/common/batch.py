@@ -57,6 +57,19 @@ class Template:
 NO_TEMPLATE = Template()  # add_special_tokens=False
 
 
+@dataclass(frozen=True)
+class Shape:
+    """How a call cuts and pads its rows: its options, checked (``check_options``)."""
+
+    padding: str  # "none", "longest" or "max_length"
+    truncate: bool
+    max_length: int | None
+    pad_to_multiple_of: int | None
+    pad_id: int
+    left: bool  # padding_side == "left"
+    mask: bool  # return_attention_mask
+
+
 class BatchEncoding(dict):
     """What ``tokenizer(texts)`` returns: a dict of ``input_ids``, ``attention_mask`` and,
     when asked, ``offset_mapping``, whose keys are also attributes (as in transformers)."""
@@ -90,40 +103,38 @@ def check_options(padding: object, truncation: object, max_length: int | None, p
     return mode, truncate
 
 
-def row_bounds(longest: int, template: Template, *, padding: str, truncate: bool, max_length: int | None,
-               pad_to_multiple_of: int | None) -> tuple[int, int]:
+def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int]:
     """(cap, width) for a batch whose longest text has ``longest`` ids: how many ids of each
     text are kept (-1: all; the template's ids count against ``max_length``), and the width
     of the padded rows, the template's ids included (-1: not padded)."""
     cap = -1
-    if truncate:
-        assert max_length is not None
-        if max_length < template.extra:
-            raise ValueError(f"max_length={max_length} leaves no room for the template's {template.extra} ids")
-        cap = max_length - template.extra
+    if shape.truncate:
+        assert shape.max_length is not None
+        if shape.max_length < template.extra:
+            raise ValueError(f"max_length={shape.max_length} leaves no room for the template's {template.extra} ids")
+        cap = shape.max_length - template.extra
         longest = min(longest, cap)
-    if padding == "none":
+    if shape.padding == "none":
         return cap, -1
     width = longest + template.extra
-    if padding == "max_length":
-        assert max_length is not None
-        width = max_length if truncate else max(width, max_length)
-    if pad_to_multiple_of and width % pad_to_multiple_of:
-        width += pad_to_multiple_of - width % pad_to_multiple_of
+    if shape.padding == "max_length":
+        assert shape.max_length is not None
+        width = shape.max_length if shape.truncate else max(width, shape.max_length)
+    multiple = shape.pad_to_multiple_of
+    if multiple and width % multiple:
+        width += multiple - width % multiple
     return cap, width
 
 
-def framed_lists(rows: list[list[int]], template: Template, *, padding: str, truncate: bool,
-                 max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
-                 mask: bool = True, spans: list[list[tuple[int, int]]] | None = None) -> dict[str, object]:
+def framed_lists(rows: list[list[int]], template: Template, shape: Shape,
+                 spans: list[list[tuple[int, int]]] | None = None) -> dict[str, object]:
     """The batch of texts whose ids are ``rows`` as lists (``return_tensors=None``): each
     truncated, the template added, padded (``codec.frame_rows``, one C pass whose lists the
     collector need not track); with ``spans`` (each text's offsets) the offsets framed the
     same way, (0, 0) under template and padding tokens."""
-    cap, width = row_bounds(max(map(len, rows), default=0), template, padding=padding, truncate=truncate,
-                            max_length=max_length, pad_to_multiple_of=pad_to_multiple_of)
-    left = padding_side == "left"
-    ids, masks = frame_rows(rows, template.prefix, template.suffix, cap, width, pad_id, left, mask)
+    cap, width = row_bounds(max(map(len, rows), default=0), template, shape)
+    left = shape.left
+    ids, masks = frame_rows(rows, template.prefix, template.suffix, cap, width, shape.pad_id, left, shape.mask)
     out: dict[str, object] = {"input_ids": ids}
     if masks is not None:
         out["attention_mask"] = masks
@@ -137,30 +148,28 @@ def framed_lists(rows: list[list[int]], template: Template, *, padding: str, tru
     return out
 
 
-def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, *, padding: str, truncate: bool,
-                  max_length: int | None, pad_to_multiple_of: int | None, pad_id: int, padding_side: str,
-                  spans: np.ndarray | None = None, mask: bool = True, threads: int = 1) -> dict[str, np.ndarray]:
+def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, shape: Shape,
+                  spans: np.ndarray | None = None, threads: int = 1) -> dict[str, np.ndarray]:
     """The batch of texts whose ids are ``flat[starts[i]:starts[i+1]]`` (and whose offsets,
     if asked, are ``spans[...]``, (n, 2)) as 2-D int64 arrays (``return_tensors="np"``):
     each truncated, the template added, padded. Template and padding tokens get offsets
     (0, 0). Unpadded, the texts must come out of one length."""
     flat, starts = np.ascontiguousarray(flat, dtype=np.uint32), np.ascontiguousarray(starts, dtype=np.int64)
     rows = starts.shape[0] - 1
-    cap, width = row_bounds(longest_row(starts), template, padding=padding, truncate=truncate,
-                            max_length=max_length, pad_to_multiple_of=pad_to_multiple_of)
+    cap, width = row_bounds(longest_row(starts), template, shape)
     if width < 0:  # one array of rows: they must be of one length already
         lengths = np.diff(starts) if cap < 0 else np.minimum(np.diff(starts), cap)
         if np.unique(lengths).shape[0] > 1:
             raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
         width = int(lengths.max(initial=0)) + template.extra
-    left = padding_side == "left"
     ids = np.empty((rows, width), dtype=np.int64)
-    masks = np.empty((rows, width), dtype=np.int64) if mask else None
+    masks = np.empty((rows, width), dtype=np.int64) if shape.mask else None
     prefix, suffix = template.arrays
 
     def fill(part: tuple[int, int]) -> None:  # rows a..b, without the GIL
         a, b = part
-        pad_rows(flat, starts[a:], cap, prefix, suffix, pad_id, left, ids[a:b], None if masks is None else masks[a:b])
+        pad_rows(flat, starts[a:], cap, prefix, suffix, shape.pad_id, shape.left, ids[a:b],
+                 None if masks is None else masks[a:b])
 
     # the arrays are mostly padding, written into fresh pages: big ones are filled on
     # several threads, each its own rows
@@ -173,7 +182,7 @@ def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, *, p
     if masks is not None:
         out["attention_mask"] = masks
     if spans is not None:
-        out["offset_mapping"] = _offset_array(spans, starts, cap, width, template, left)
+        out["offset_mapping"] = _offset_array(spans, starts, cap, width, template, shape.left)
     return out
 
 
@@ -251,25 +260,20 @@ class HFBatches:
         mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
         texts, single = batch_of(text)
         template = self._template if add_special_tokens else NO_TEMPLATE
-        shape = {"padding": mode, "truncate": truncate, "max_length": max_length,
-                 "pad_to_multiple_of": pad_to_multiple_of, "pad_id": self._padding_id(),
-                 "padding_side": self.padding_side, "mask": return_attention_mask}
-        out: dict[str, object]
+        shape = Shape(mode, truncate, max_length, pad_to_multiple_of, self._padding_id(),
+                      self.padding_side == "left", return_attention_mask)
         if return_tensors == "np":
             flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
-            out = dict(padded_arrays(flat, starts, template, spans=spans, threads=num_threads or usable_cpus(),
-                                     **shape))  # type: ignore[arg-type]
-            return BatchEncoding(out)
+            return BatchEncoding(padded_arrays(flat, starts, template, shape, spans, num_threads or usable_cpus()))
         if return_offsets_mapping:
             flat, starts, spans = self._flat_batch(texts, split_special_tokens, True, num_threads)
             assert spans is not None
             bounds = list(pairwise(starts.tolist()))
             ids, pairs = flat.tolist(), [tuple(pair) for pair in spans.tolist()]
-            out = framed_lists([ids[a:b] for a, b in bounds], template, spans=[pairs[a:b] for a, b in bounds],
-                               **shape)  # type: ignore[arg-type]
+            out = framed_lists([ids[a:b] for a, b in bounds], template, shape, [pairs[a:b] for a, b in bounds])
         else:  # the encoder's own lists, on threads
             rows = self.encode_batch(texts, num_threads=num_threads, split_special_tokens=split_special_tokens)
-            out = framed_lists(rows, template, **shape)  # type: ignore[arg-type]
+            out = framed_lists(rows, template, shape)
         if single:
             out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
         return BatchEncoding(out)
