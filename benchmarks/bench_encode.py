@@ -13,9 +13,10 @@ Throughput is UTF-8 megabytes of input per second, best of --repeat runs, warm, 
 from a clean heap (``gc.collect()`` first) with every result kept until it ends: with
 Python's cyclic garbage collector on, as in a user's program (the headline), and off (as
 timeit measures). "single": one call per line, one thread. "batch": each tool's batch API
-on 2 threads. Decode: one call per line, tokens per second. For bbpe also the padded 2-D
-batch of ``tok(lines, padding=True, return_tensors="np")`` against ``encode_batch(lines,
-out="numpy")`` on the same lines.
+on 2 threads. Decode: one call per line, tokens per second. For bbpe also the calls of a
+training pipeline (``tok(lines)``, ``tok(lines, padding=True, return_tensors="np")``)
+against its ``encode_batch`` on the same lines, in batches of 32, of 1000 and in one call,
+with transformers' fast tokenizer over the HF tokenizers model for reference.
 """
 
 from __future__ import annotations
@@ -152,20 +153,52 @@ def measure(tool: str, name: str, lines: list[str], nbytes: int, repeat: int) ->
         out["single" + suffix] = nbytes / best(lambda: [encode(line) for line in lines], repeat, collector) / 1e6
         out["batch" + suffix] = nbytes / best(lambda: batch(lines), repeat, collector) / 1e6
     out["decode"] = ntokens / best(lambda: [decode(ids) for ids in encoded], repeat) / 1e6
-    if tool == "bbpe":
-        import bbpe
+    return out
 
-        tok = bbpe.Tokenizer.load(model_path(tool, name))
-        # all lines in one call, and in batches of datasets.map's default size (1000)
-        batches = [lines[i : i + 1000] for i in range(0, len(lines), 1000)]
-        for suffix, parts in (("", [lines]), ("_1000", batches)):
-            out["call_np" + suffix] = nbytes / best(
-                lambda parts=parts: [tok(p, padding=True, return_tensors="np", num_threads=2) for p in parts], repeat) / 1e6
-            out["batch_np" + suffix] = nbytes / best(
-                lambda parts=parts: [tok.encode_batch(p, num_threads=2, out="numpy") for p in parts], repeat) / 1e6
-        width = [max(map(len, tok.encode_batch(p, num_threads=2))) * len(p) for p in batches]
-        out["padded_1000"] = sum(width) / ntokens  # padded cells per token
-        out["padded_all"] = max(map(len, encoded)) * len(lines) / ntokens
+
+BATCH_SIZES = (32, 1000, None)  # a DataLoader's batch, datasets.map's default, every line in one call
+
+
+def hf_calls(name: str, lines: list[str], nbytes: int, repeat: int) -> dict:
+    """bbpe's batch calls the transformers way, against its own ``encode_batch``, on the
+    lines cut into batches of each size in BATCH_SIZES: {call: {size: MB/s}}, and the
+    padded arrays' cells per token. transformers' fast tokenizer over the HF tokenizers
+    model runs the same calls, for reference (not on one call of every line: its padded
+    lists of ints would take tens of GB)."""
+    import numpy as np
+
+    import bbpe
+
+    tok = bbpe.Tokenizer.load(model_path("bbpe", name))
+    calls = {
+        "encode_batch(lines)": lambda p: tok.encode_batch(p, num_threads=2),
+        "encode_batch(lines, out=\"numpy\")": lambda p: tok.encode_batch(p, num_threads=2, out="numpy"),
+        "tok(lines)": lambda p: tok(p, num_threads=2),
+        "tok(lines, padding=True, return_tensors=\"np\")":
+            lambda p: tok(p, padding=True, return_tensors="np", num_threads=2),
+    }
+    try:
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:
+        print("transformers is not installed (pip install '.[hf]'): its row is left out", file=sys.stderr)
+    else:
+        fast = PreTrainedTokenizerFast(tokenizer_file=str(model_path("tokenizers", name)), pad_token="[PAD]")
+        calls["transformers: fast(lines)"] = lambda p: fast(p, add_special_tokens=False)
+        calls["transformers: fast(lines, padding=True, return_tensors=\"np\")"] = (
+            lambda p: fast(p, padding=True, return_tensors="np", add_special_tokens=False))
+    out: dict = {call: {} for call in calls}
+    lengths = np.array([len(ids) for ids in tok.encode_batch(lines, num_threads=2)])
+    out["cells"] = {}
+    for size in BATCH_SIZES:
+        step = size or len(lines)
+        parts = [lines[i : i + step] for i in range(0, len(lines), step)]
+        for call, fn in calls.items():
+            if call.startswith("transformers") and size is None:
+                continue
+            fn(parts[0])  # warm
+            out[call][size] = nbytes / best(lambda fn=fn, parts=parts: [fn(p) for p in parts], repeat) / 1e6
+        widths = [lengths[i : i + step].max() * len(lengths[i : i + step]) for i in range(0, len(lengths), step)]
+        out["cells"][size] = sum(widths) / lengths.sum()
     return out
 
 
@@ -206,6 +239,34 @@ def cache_resident_scaling(name: str, repeat: int) -> float:
 
 
 # ----------------------------------------------------------------------------- report
+
+def hf_table(calls: dict, name: str) -> list[str]:
+    """The transformers-style calls: MB/s per batch size, and the padded arrays' ratios."""
+    sizes = list(BATCH_SIZES)
+    head = " | ".join(f"batches of {size}" if size else "one call" for size in sizes)
+    rows = [(f"\nThe calls of a training pipeline, {name}, bbpe (2 threads): MB/s, each run from a clean heap with "
+            "its results kept, the collector on. transformers: `PreTrainedTokenizerFast` over the HF tokenizers "
+            "model, for reference.\n"), f"| call | {head} |", "| --- |" + " ---: |" * len(sizes)]
+    for call, figures in calls.items():
+        if call == "cells":
+            continue
+        cells = " | ".join(f"{figures[size]:.1f}" if size in figures else "–" for size in sizes)
+        rows.append(f"| `{call}` | {cells} |")
+    rows.append("| padded cells per token | " + " | ".join(f"{calls['cells'][size]:.1f}" for size in sizes) + " |")
+    padded, lists, arrays = (calls[c] for c in ('tok(lines, padding=True, return_tensors="np")',
+                                                "encode_batch(lines)", 'encode_batch(lines, out="numpy")'))
+    framed = calls["tok(lines)"]
+    rows.append("")
+    rows.append("* Time of the padded arrays against `encode_batch` on the same lines, lists / numpy: " + "; ".join(
+        f"{'batches of ' + str(size) if size else 'one call'} {lists[size] / padded[size]:.2f}x / "
+        f"{arrays[size] / padded[size]:.2f}x" for size in sizes) + ". They hold 16 bytes a cell (int64 ids and "
+        "mask, as transformers gives them) against `encode_batch`'s 4 bytes a token, in fresh pages the kernel "
+        "zeroes on first touch: the fill, without the GIL and on both threads, is bound by that.")
+    rows.append("* `tok(lines)` (lists of ids and masks, untracked by the collector) against `encode_batch(lines)`: "
+                + "; ".join(f"{'batches of ' + str(size) if size else 'one call'} {lists[size] / framed[size]:.2f}x "
+                            "its time" for size in sizes) + ".")
+    return rows
+
 
 def plot(results: dict, path: Path) -> None:
     try:
@@ -252,6 +313,8 @@ def main() -> None:
             print(f"{name:9s} {tool:14s} single {r['single']:7.1f} MB/s (GC off {r['single_gc_off']:7.1f})  "
                   f"batch {r['batch']:7.1f} MB/s (GC off {r['batch_gc_off']:7.1f})  decode {r['decode']:6.1f} M tok/s"
                   f"  tokens/byte {r['tpb']:.3f}", flush=True)
+    first_lines = corpus(names[0]).read_text(encoding="utf-8").split("\n")
+    calls = hf_calls(names[0], first_lines, sum(len(line.encode()) for line in first_lines), args.repeat)
     one, split = long_line(names[0], args.repeat)
     in_cache = cache_resident_scaling(names[0], args.repeat)
 
@@ -285,20 +348,13 @@ def main() -> None:
     lines_out.append(f"* bbpe with the collector on, {names[0]}: one call per line {first['single']:.1f} MB/s, "
                      f"{first['single'] / first['single_gc_off']:.2f}x the collector-off figure (its result lists "
                      "hold only ints and are not tracked by the collector).")
-    lines_out.append(f"* The padded 2-D batch, {names[0]}: `tok(lines, padding=True, return_tensors=\"np\")` in "
-                     f"batches of 1000 lines (datasets.map's default) {first['call_np_1000']:.1f} MB/s against "
-                     f"`encode_batch(lines, out=\"numpy\")` {first['batch_np_1000']:.1f} MB/s "
-                     f"({first['batch_np_1000'] / first['call_np_1000']:.2f}x its time; the arrays hold "
-                     f"{first['padded_1000']:.1f} cells per token); all lines in one call {first['call_np']:.1f} "
-                     f"against {first['batch_np']:.1f} MB/s ({first['batch_np'] / first['call_np']:.2f}x; "
-                     f"{first['padded_all']:.0f} cells per token, padded to the longest line). Writing the padding is "
-                     "the cost: ids and mask are filled without the GIL, big batches on both threads.")
     lines_out.append(f"* bbpe's own batch speed-up on 2 threads ({names[0]}): "
                      f"{first['batch'] / first['single']:.2f}x its one-call-per-line speed. For comparison, the encoder "
                      f"alone, each of 2 threads re-encoding 200 KB that stays in cache, does {in_cache:.2f}x the work of "
                      "one thread: what this machine's two vCPUs give varies from run to run.")
     lines_out.append(f"* One ~100 MB line ({names[0]} without its line breaks): {one:.1f} MB/s; the same bytes in "
                      f"their lines: {split:.1f} MB/s (numpy output, 1 thread; ratio {split / one:.2f}).")
+    lines_out += hf_table(calls, names[0])
     lines_out.append("\n![encoding throughput](encode.png)")
     if not args.no_readme:
         plot(results, HERE / "encode.png")
