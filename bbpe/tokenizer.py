@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from itertools import pairwise
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import numpy as np
 
@@ -121,7 +121,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _set_encoding_arrays(self, lengths: np.ndarray, ids: np.ndarray) -> None:
         """Store encodings as offsets + ids in the smallest dtype that holds every id."""
         self._enc_offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
-        self._enc_ids = ids.astype(id_dtype(len(self._keys)), copy=False)
+        self._enc_ids: np.ndarray = ids.astype(id_dtype(len(self._keys)), copy=False)
 
     @classmethod
     def load(cls, source: str | os.PathLike[str] | BinaryIO, *, bug_compat: bool = False) -> Tokenizer:
@@ -350,7 +350,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             source.close()
         tok = cls.__new__(cls)  # the model is built: adopted, not built again
         tok._adopt(trained.keys, trained.model, trained.record_order, bug_compat)
-        if trained.ids is None:
+        if trained.ids is None or trained.lengths is None:
             tok._set_train_encodings(())
         else:
             tok._set_encoding_arrays(trained.lengths, trained.ids)
@@ -396,6 +396,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         special tokens are matched whole, unless ``split_special_tokens``."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
+        data: list[str | bytes]
         if gbk:
             data = [self._utf8(t, gbk, f"texts[{i}]") for i, t in enumerate(_text_list(texts))]
         else:
@@ -517,7 +518,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             return [ids]
         if isinstance(ids, (str, bytes, bytearray)):
             raise TypeError(f"ids must be integers, got {type(ids).__name__}")
-        return _id_array(ids, len(self._keys))
+        return _id_array(cast("Iterable[int]", ids), len(self._keys))  # not one id: _is_one_id said so
 
     # ------------------------------------------------------------------ vocabulary
 

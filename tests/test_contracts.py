@@ -1,6 +1,6 @@
 """Contracts that drift silently unless something checks them: the codec's type stub
-against the compiled module (mypy's stubtest), and the linters on the Python and Cython
-sources. Each runs the tool as a user would; the test extra installs them, pinned."""
+against the compiled module (mypy's stubtest), the package's types (mypy), and the
+linters on the Python and Cython sources. Each runs the tool as a user would; the test extra installs them, pinned."""
 
 from __future__ import annotations
 
@@ -27,6 +27,15 @@ def test_the_codec_stub_matches_the_compiled_module(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "bbpe.codec", "--allowlist",
                            str(TESTS / "stubtest_allowlist.txt")],
                           capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_is_clean(tmp_path):
+    """The whole package type-checks (pyproject.toml's [tool.mypy]: the untyped
+    dependencies are Any), the codec through its stub."""
+    _needs("mypy")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path), "bbpe"],
+                          capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

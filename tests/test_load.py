@@ -228,14 +228,15 @@ def test_a_real_address_space_limit_ends_in_one_line(tmp_path):
 def test_a_thread_that_cannot_start_is_a_memory_error(monkeypatch):
     """Under an address-space limit a new thread's stack may not be mapped: Python raises
     RuntimeError("can't start new thread"); training says that memory ran out."""
-    from bbpe.xbbpe import train
+    from bbpe.common import threads
     from bbpe.xbbpe.engine import first_pass, scanning
 
     def refused(task, n):
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setenv("BBPE_THREADS", "2")
-    for module in (train, first_pass, scanning):  # every caller of on_threads
+    # on_threads where it is defined (side_by_side calls it there) and in each module that imports it
+    for module in (threads, first_pass, scanning):
         monkeypatch.setattr(module, "on_threads", refused)
     with pytest.raises(bbpe.InsufficientMemoryError, match="a new thread's stack could not be mapped"):
         pipeline.train(Corpus.from_file(TANG300), 4000, tuning=engine.DEFAULT.but(parallel_merges_at=0))

@@ -17,10 +17,11 @@ truncation, padding and masks, in lists the collector need not track, as the enc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -218,7 +219,7 @@ def char_spans(text: str | bytes, token_lengths: np.ndarray) -> np.ndarray:
     return np.stack([char_of[starts], char_of[ends - 1] + 1], axis=1)
 
 
-def batch_of(texts: object) -> tuple[Sequence, bool]:
+def batch_of(texts: object) -> tuple[list, bool]:
     """(the texts as a list, whether one text was given rather than a batch)."""
     if isinstance(texts, (str, bytes, bytearray, memoryview)):
         return [texts], True
@@ -232,6 +233,21 @@ def batch_of(texts: object) -> tuple[Sequence, bool]:
 
 class HFBatches:
     """``tokenizer(texts, ...)`` and offsets (see the module)."""
+
+    # what the facade provides (see the module)
+    _template: Template
+    _padding_side: str
+    _has_specials: bool
+    bug_compat: bool
+    pad_token_id: int | None
+
+    if TYPE_CHECKING:
+        @property
+        def pad_id(self) -> int: ...
+        encode_batch: Callable[..., list]
+        def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]: ...
+        def _token_lengths(self, ids: np.ndarray) -> np.ndarray: ...
+        def _encode_with_specials(self, text: str | bytes, compat: bool) -> list[int]: ...
 
     @property
     def padding_side(self) -> str:

@@ -20,6 +20,7 @@ CHUNK_BYTES = 1 << 22
 MEETING_BLOCK_BYTES = 1 << 20
 ReadInto = Callable[[int, memoryview], int]  # (offset, buffer) -> bytes read into the buffer from there, 0 at the end
 Reader = Callable[[], contextlib.AbstractContextManager[ReadInto]]  # opens the corpus for reading at offsets
+Block = bytes | memoryview  # a block of training text: bytes, or a view of a reused buffer
 _ONE_BYTE_DELIMITERS = b'\n? !",.'  # Q3
 
 
@@ -169,21 +170,21 @@ class BackwardBlocks:
     """The blocks of a part of the corpus that come last to first (the scan then goes
     through each block from its end, ``scan_types_backward``)."""
 
-    def __init__(self, blocks: Iterable[bytes | memoryview]) -> None:
+    def __init__(self, blocks: Iterable[Block]) -> None:
         self._blocks = blocks
 
-    def __iter__(self) -> Iterator[bytes | memoryview]:
+    def __iter__(self) -> Iterator[Block]:
         return iter(self._blocks)
 
 
-def meeting_parts(reader: Reader, cuts: list[int], parts: int) -> list[Iterable[bytes | memoryview]]:
+def meeting_parts(reader: Reader, cuts: list[int], parts: int) -> list[Iterable[Block]]:
     """The blocks between ``cuts`` in ``parts`` parts (``Corpus.training_parts``): a range
     of consecutive blocks for each pair of parts, which meet in it, and for an odd part
     out a range of half the size, all its own; the last block reads on to the end."""
     nblocks = len(cuts) - 1
     threads = [2] * (parts // 2) + [1] * (parts % 2)
     bounds = [nblocks * done // parts for done in itertools.accumulate(threads, initial=0)]
-    out: list[Iterable[bytes | memoryview]] = []
+    out: list[Iterable[Block]] = []
     for pair, lo, hi in zip(threads, bounds, bounds[1:]):
         meeting = _Meeting(reader, cuts[lo : hi + 1], to_end=hi == nblocks)
         out.append(meeting.blocks(front=True))

@@ -21,13 +21,14 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from ..errors import CorpusError, CorpusWarning, GBKError, GBKWarning
 from .blocks import (
     CHUNK_BYTES,
     FIRST_LF,
     MEETING_BLOCK_BYTES,
+    Block,
     Reader,
     ReadInto,
     after_last_delimiter,
@@ -203,7 +204,7 @@ class Corpus:
         return name, offset - start, lines + 1
 
     @classmethod
-    def _spooled(cls, stream: BinaryIO, name: str, **options: bool) -> Corpus:
+    def _spooled(cls, stream: _Readable, name: str, **options: bool) -> Corpus:
         """A corpus from a stream that cannot be read at offsets, nor twice (a pipe, as in
         ``bbpe train <(zcat corpus.gz)``), where training reads the corpus twice at offsets
         (the vocabulary, then the stored encodings): it is copied to a temporary file
@@ -279,7 +280,7 @@ class Corpus:
             warnings.warn(f"{self.name}: {problems - self.WARN_LINES} more lines are not GBK", GBKWarning,
                           stacklevel=2)
 
-    def training_blocks(self) -> Iterator[bytes | memoryview]:
+    def training_blocks(self) -> Iterator[Block]:
         """UTF-8 blocks that cut no training segment (the trainer's input). A block may be
         a view of a buffer that the next block is read into: use it before asking for
         the next."""
@@ -289,7 +290,7 @@ class Corpus:
             return cut_blocks(self.chunks(), after_last_delimiter)
         return reused_blocks(self._reader, 0, None, CHUNK_BYTES, after_last_delimiter)
 
-    def training_parts(self, parts: int) -> list[Iterable[bytes | memoryview]]:
+    def training_parts(self, parts: int) -> list[Iterable[Block]]:
         """``training_blocks`` in up to ``parts`` consecutive parts (each at least
         ``MIN_PART_BYTES`` on the average), each an iterable of blocks, for a scan on that
         many threads. One part in GBK mode, in Windows text mode, or for a corpus without
@@ -347,7 +348,7 @@ def _not_utf8(name: str, offset: int, line: int) -> str:
 
 
 @contextlib.contextmanager
-def _mapped(path: str) -> Iterator[bytes | memoryview]:
+def _mapped(path: str) -> Iterator[Block]:
     """A file's bytes, mapped read-only (empty for an empty file, which mmap refuses)."""
     import mmap
 
@@ -369,6 +370,12 @@ def _line_bytes(line: object, i: int) -> bytes:
     if isinstance(line, (bytes, bytearray, memoryview)):
         return bytes(line)
     raise TypeError(f"lines[{i}] must be a str or bytes, got {type(line).__name__}")
+
+
+class _Readable(Protocol):
+    """What ``_spooled`` copies from: a file, a pipe or ``_Concatenated``."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 class _Concatenated:

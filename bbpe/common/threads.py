@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -22,6 +22,13 @@ def on_threads(task: Callable[[int], T], n: int) -> list[T]:
     with ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="bbpe") as pool:
         futures = [pool.submit(task, i) for i in range(1, n)]
         return [task(0)] + [future.result() for future in futures]
+
+
+def side_by_side(first: Callable[[], T], second: Callable[[], R]) -> tuple[T, R]:
+    """(first(), second()): ``first`` on this thread, ``second`` on one of its own (two
+    different jobs, each with its own result type; ``on_threads`` runs one job n times)."""
+    out = on_threads(lambda i: first() if i == 0 else second(), 2)
+    return cast(T, out[0]), cast(R, out[1])
 
 
 def bounded_map(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Iterable[T], ahead: int) -> Iterator[R]:
@@ -45,7 +52,7 @@ def pipelined(task: Callable[[T], None], items: Sequence[T], threaded: bool) -> 
             task(item)
             yield item
         return
-    failed = []
+    failed: list[T] = []
 
     def guarded(item: T) -> None:
         if not failed:

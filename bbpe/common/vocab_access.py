@@ -12,18 +12,31 @@ added special tokens included, or None), ``_specials`` (a ``SpecialTokens``),
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import UnknownIdError
 from .batch import Template
+from .specials import SpecialTokens
 from .token_text import token_bytes, token_text
 
 
 class VocabularyAccess:
     """The vocabulary by id and by token text, and the special tokens (see the module)."""
 
+    # what the facade provides (see the module)
     _keys: list[bytes]
+    _specials: SpecialTokens
+    _has_specials: bool
+    _key_lens: np.ndarray | None
+    _template: Template
+
+    if TYPE_CHECKING:
+        def __len__(self) -> int: ...
+        def token_bytes(self, token_id: int) -> bytes: ...
+        def token_id(self, key: bytes) -> int | None: ...
+        def _model_special_tokens(self) -> dict[str, int]: ...
 
     @property
     def vocab_size(self) -> int:

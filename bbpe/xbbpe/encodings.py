@@ -76,6 +76,7 @@ def encoded_blocks(source: Corpus, model: Model, *, reference: bool, interleaved
     lossless ones. Each block's arrays are valid until the next block is asked for: their
     buffers are then reused."""
     buffers = _Buffers(interleaved, reference)
+    blocks: Iterator[tuple[EncodedBlock, tuple | None]]
     if source.gbk:
         blocks = _gbk_blocks(source, model, reference, interleaved)
     else:

@@ -15,9 +15,10 @@ from functools import partial
 
 import numpy as np
 
+from ..common.blocks import Block
 from ..common.progress import ProgressFn
 from ..common.resources import training_threads
-from ..common.threads import on_threads
+from ..common.threads import side_by_side
 from .engine import DEFAULT, FirstPass, KeyTable, Merger, Tuning, scan
 from .map_order import blog_hashes, iteration_order
 from .singles import ordered_singles
@@ -25,7 +26,7 @@ from .vocab import INITIAL_SIZE, VocabularyBuilder, initial_keys, key_matrix, sp
 
 UINT32 = 1 << 32
 # what learns the winners: (parts, vocabulary, limit, progress, size_hint) -> None
-Learner = Callable[[Sequence[Iterable[bytes]], VocabularyBuilder, int, "ProgressFn | None", int], None]
+Learner = Callable[[Sequence[Iterable[Block]], VocabularyBuilder, int, "ProgressFn | None", int], None]
 
 
 def vocab_limit(vocab_size: int) -> int:
@@ -54,8 +55,8 @@ def check_vocab_size(vocab_size: int, *, wrap: bool = False) -> int:
     return vocab_size
 
 
-def train_vocabulary(blocks: Iterable[bytes], vocab_size: int, *, progress: ProgressFn | None = None,
-                     size_hint: int = 0, parts: Sequence[Iterable[bytes]] = (),
+def train_vocabulary(blocks: Iterable[Block], vocab_size: int, *, progress: ProgressFn | None = None,
+                     size_hint: int = 0, parts: Sequence[Iterable[Block]] = (),
                      learner: Learner | None = None, tuning: Tuning = DEFAULT) -> list[bytes]:
     """``XBBPE::Train``: all keys of the vocabulary in id order (Q10-Q12).
 
@@ -84,7 +85,7 @@ def add_singles(vocab: VocabularyBuilder, singles: list[bytes], limit: int) -> N
         vocab.add(key)
 
 
-def _learn_incremental(parts: Sequence[Iterable[bytes]], vocab: VocabularyBuilder, limit: int,
+def _learn_incremental(parts: Sequence[Iterable[Block]], vocab: VocabularyBuilder, limit: int,
                        progress: ProgressFn | None, size_hint: int, *, tuning: Tuning) -> None:
     keys = KeyTable(tuning)
     first = FirstPass(scan(parts, keys, progress, size_hint, tuning), keys, tuning)
@@ -113,7 +114,7 @@ def _merger_beside(work: Callable[[], None], first: FirstPass) -> Merger:
     """``Merger(first)`` on a thread of its own while this one does ``work``: the merger's
     heap is built by kernels, without the GIL (zh-large: 8 ms beside the 6 ms of putting
     the singles in order), even if the singles then fill the vocabulary."""
-    return on_threads(lambda i: work() if i == 0 else Merger(first), 2)[1]
+    return side_by_side(work, lambda: Merger(first))[1]
 
 
 def record_order(keys: list[bytes]) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...common.progress import ProgressFn
 from ...common.resources import training_threads
-from ...common.threads import on_threads, pipelined
+from ...common.threads import on_threads, pipelined, side_by_side
 from ..kernels import kernels as K
 from ..kernels import tables as L
 from .keytable import _NO_KEY_STATE, KeyTable, _pow2_at_least, fill_rows, key_states
@@ -157,8 +157,8 @@ class FirstPass:
             table, _ = self._count_slots(first, progress)
             self.keys.index_all()  # count_slots appends the pair keys without indexing them
         else:
-            (table, tmeta), pairs = on_threads(
-                lambda i: self._count_slots(first, progress) if i == 0 else self._count_codes(later), 2)
+            (table, tmeta), pairs = side_by_side(lambda: self._count_slots(first, progress),
+                                                 lambda: self._count_codes(later))
             table = self._fold(later, pairs, table, tmeta)
         if progress:
             progress("count", order.shape[0], order.shape[0])
@@ -181,8 +181,8 @@ class FirstPass:
         indexed, words = keys.nkeys, keys.words  # the fold may grow the rows: these stay as they are
         index = np.zeros(keys.index_size(indexed + int(self.tuning.new_in_later * pairs.shape[0])), dtype=np.int32)
         rows = np.empty(pairs.shape[0], dtype=np.int32)
-        table = on_threads(lambda i: K.index_rows(words, 0, indexed, index) if i == 0 else
-                           self._fold_pairs(pairs, table, tmeta, rows), 2)[1]
+        table = side_by_side(lambda: K.index_rows(words, 0, indexed, index),
+                             lambda: self._fold_pairs(pairs, table, tmeta, rows))[1]
         short = index.shape[0] < keys.index_size(keys.nkeys)
         if not short:
             keys.slots = index

@@ -67,8 +67,8 @@ class KeyTable:
         ``fill`` (unless ``now`` is False: the caller does it, ``fill_rows``); all others
         are zero (no memory until used): the kernel that creates a key sets its row."""
         if name not in self._extra:
-            row = np.array(fill, dtype=dtype)
-            array = np.zeros((self.capacity,) + row.shape, dtype=dtype)
+            row: np.ndarray = np.array(fill, dtype=dtype)
+            array: np.ndarray = np.zeros((self.capacity,) + row.shape, dtype=dtype)
             if now:
                 fill_rows(array, fill, self.nkeys)
             self._extra[name] = array

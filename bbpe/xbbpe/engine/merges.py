@@ -61,6 +61,7 @@ class Merger:
         self.tuning = first.tuning
         self.S = first.S
         self.nslots = self.S.shape[0]
+        assert first.smul is not None, "the first pass links the lists before there is anything to merge"
         self.smul = first.smul
         self.classes = first.classes
         self.smeta = np.zeros(2, dtype=np.int64)  # slots merged away since the last compaction, steps

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ...common.blocks import BackwardBlocks
+from ...common.blocks import BackwardBlocks, Block
 from ...common.progress import ProgressFn
 from ...common.threads import on_threads
 from ..kernels import kernels as K
@@ -153,7 +153,7 @@ class ScannedTypes:
         on_threads(lay_out, len(self.stores))
 
 
-def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn | None = None,
+def scan(parts: Sequence[Iterable[Block]], keys: KeyTable, progress: ProgressFn | None = None,
          size_hint: int = 0, tuning: Tuning = DEFAULT) -> ScannedTypes:
     """Cut consecutive parts of the UTF-8 training texts, each an iterable of blocks
     (whole segments only; a ``BackwardBlocks`` part gives its blocks last first, and is
@@ -208,7 +208,7 @@ def scan(parts: Sequence[Iterable[bytes]], keys: KeyTable, progress: ProgressFn 
     return types
 
 
-def _scan_part(blocks: Iterable[bytes], keys: KeyTable, types: TypeStore, done: list[int], index: int,
+def _scan_part(blocks: Iterable[Block], keys: KeyTable, types: TypeStore, done: list[int], index: int,
                report: Callable[[], None] | None) -> TypeStore:
     types.backward = isinstance(blocks, BackwardBlocks)
     memo = np.zeros(L.CHAR_MEMO_SIZE, dtype=np.int32)  # rows never move, so it stays valid

@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 import types as pytypes
+from typing import Any
 
 MODULE = "_aot_kernels"
 # the kernel modules whose functions the drivers call (``kernels`` takes them from here too)
@@ -83,7 +84,7 @@ def _signatures() -> dict:
     }
 
 
-def _kernel_functions(package_dir: str) -> tuple[dict[str, object], pytypes.ModuleType]:
+def _kernel_functions(package_dir: str) -> tuple[dict[str, Any], pytypes.ModuleType]:
     """Every numba function of the kernel modules, loaded under a stand-in package name,
     and one of those modules (pycc's ``source_module``)."""
     name = "_bbpe_aot_source"
@@ -91,7 +92,7 @@ def _kernel_functions(package_dir: str) -> tuple[dict[str, object], pytypes.Modu
         package = pytypes.ModuleType(name)
         package.__path__ = [package_dir]
         sys.modules[name] = package
-    functions: dict[str, object] = {}
+    functions: dict[str, Any] = {}  # numba dispatchers
     for module in MODULES:
         loaded = importlib.import_module(f"{name}.{module}")
         functions.update((n, v) for n, v in vars(loaded).items() if hasattr(v, "py_func"))
