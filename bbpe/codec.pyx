@@ -1206,7 +1206,8 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
     to be exactly int, and the items of each row the collector tracks; a row it does not
     track, as the encoder's, is in no cycle already), so like the encoder's it is untracked
     by the collector (see ``Model._as_list``): a kept batch costs the collections nothing."""
-    cdef Py_ssize_t m = PyList_GET_SIZE(rows), r, n, npre = len(prefix), nsuf = len(suffix), c, shift, at, w
+    cdef list items = list(rows)  # ours: what a finaliser run by an allocation does to rows cannot reach it
+    cdef Py_ssize_t m = PyList_GET_SIZE(items), r, n, npre = len(prefix), nsuf = len(suffix), shift, at, w
     cdef list ids_out = PyList_New(m), masks_out = PyList_New(m) if mask else None
     cdef list one, row
     cdef PyObject** dst
@@ -1229,18 +1230,13 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
     if mask:
         PyObject_GC_UnTrack(<PyObject*>masks_out)
     for r in range(m):
-        item = PyList_GET_ITEM(rows, r)
+        item = PyList_GET_ITEM(items, r)
         if not PyList_CheckExact(<object>item):
             raise TypeError(f"frame_rows: rows[{r}] is a {type(<object>item).__name__}, not a list")
         row = <list>item
         n = PyList_GET_SIZE(row)
         if 0 <= cap < n:
             n = cap
-        # an untracked row (the encoder's) is checked already: its items are in no cycle
-        if PyObject_GC_IsTracked(<PyObject*>row):
-            for c in range(n):
-                if not _long_check_exact(PyList_GET_ITEM(row, c)):
-                    raise TypeError(f"frame_rows: rows[{r}][{c}] is not an int")
         w = width if width >= 0 else npre + n + nsuf
         if npre + n + nsuf > w:
             raise ValueError(f"frame_rows: row {r} holds {npre + n + nsuf} ids, more than the width {width}")
@@ -1251,6 +1247,11 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
         else:
             one = PyList_New(w)
             PyObject_GC_UnTrack(<PyObject*>one)  # ints only
+            # checked after the allocation, which may run a finaliser that changes the row,
+            # and before the copy, between which nothing runs
+            if PyList_GET_SIZE(row) < n:
+                raise RuntimeError(f"frame_rows: rows[{r}] changed while it was framed")
+            _check_ints(row, n, r)
             dst = (<PyListObject*>one).ob_item
             src = (<PyListObject*>row).ob_item
             at = shift if left else 0  # where the ids begin
@@ -1277,6 +1278,17 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
 
 cdef object _ONE = 1
 cdef object _ZERO = 0
+
+
+cdef int _check_ints(list row, Py_ssize_t n, Py_ssize_t r) except -1:
+    """That ``row[:n]`` holds only exact ints, when the collector tracks the row: an
+    untracked one (the encoder's) holds only ints already."""
+    cdef Py_ssize_t c
+    if PyObject_GC_IsTracked(<PyObject*>row):
+        for c in range(n):
+            if not _long_check_exact(PyList_GET_ITEM(row, c)):
+                raise TypeError(f"frame_rows: rows[{r}][{c}] is not an int")
+    return 0
 
 
 cdef inline void _put(PyObject** dst, PyObject** src, Py_ssize_t n) noexcept:
