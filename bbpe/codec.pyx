@@ -1198,20 +1198,18 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
                bint left, bint mask):
     """A batch as lists, the HF way, in one C pass: (ids, masks or None). Row r of ``ids``
     is ``prefix + rows[r][:cap] + suffix`` (all of the row when ``cap`` < 0), padded with
-    ``pad_id`` to ``width`` (before it when ``left``; a ``width`` < 0 pads nothing); row r
-    of ``masks`` is 1 under those ids and 0 under the padding. A row that gets nothing
-    added is the caller's list itself.
+    ``pad_id`` to ``width`` when it is shorter (before it when ``left``; a longer row stays
+    as it is, as transformers leaves it); row r of ``masks`` is 1 under those ids and 0
+    under the padding.
 
-    Every list is made whole and holds only ints (the template's and the padding's checked
-    to be exactly int, and the items of each row the collector tracks; a row it does not
-    track, as the encoder's, is in no cycle already), so like the encoder's it is untracked
-    by the collector (see ``Model._as_list``): a kept batch costs the collections nothing."""
-    cdef list items = list(rows)  # ours: what a finaliser run by an allocation does to rows cannot reach it
-    cdef Py_ssize_t m = PyList_GET_SIZE(items), r, n, npre = len(prefix), nsuf = len(suffix), shift, at, w
-    cdef list ids_out = PyList_New(m), masks_out = PyList_New(m) if mask else None
-    cdef list one, row
+    Every list it returns holds only ints and is untracked by the collector, like the
+    encoder's (see ``Model._as_list``): a kept batch costs the collections nothing. The
+    template's and the padding's ids are checked to be exactly int, and so are the items
+    of a row the collector tracks, which is copied; a row that is untracked already (the
+    encoder's) and gets nothing added is returned as it is."""
+    cdef Py_ssize_t npre = len(prefix), nsuf = len(suffix), m, r, n, shift, at, w
+    cdef list items, ids_out, masks_out = None, one, row
     cdef PyObject** dst
-    cdef PyObject** src
     cdef PyObject* item
     cdef PyObject* pad = <PyObject*>pad_id
     cdef PyObject* one_int = <PyObject*>_ONE
@@ -1224,10 +1222,15 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
             raise TypeError(f"frame_rows: the suffix must hold ints, got {type(<object>item).__name__}")
     if not _long_check_exact(pad):
         raise TypeError(f"frame_rows: pad_id must be an int, got {type(pad_id).__name__}")
-    # not tracked until whole: a collection set off by an allocation below may run code
-    # (a finaliser) that calls gc.get_objects(), which must not find a list with holes
+    items = list(rows)  # ours: what a finaliser run by an allocation does to rows cannot reach it
+    m = PyList_GET_SIZE(items)
+    # each outer list untracked as soon as it is made, before anything else is allocated: the
+    # collection an allocation may set off can run a finaliser that calls gc.get_objects(),
+    # which must not find a list with holes
+    ids_out = PyList_New(m)
     PyObject_GC_UnTrack(<PyObject*>ids_out)
     if mask:
+        masks_out = PyList_New(m)
         PyObject_GC_UnTrack(<PyObject*>masks_out)
     for r in range(m):
         item = PyList_GET_ITEM(items, r)
@@ -1237,12 +1240,11 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
         n = PyList_GET_SIZE(row)
         if 0 <= cap < n:
             n = cap
-        w = width if width >= 0 else npre + n + nsuf
-        if npre + n + nsuf > w:
-            raise ValueError(f"frame_rows: row {r} holds {npre + n + nsuf} ids, more than the width {width}")
+        w = max(width, npre + n + nsuf)
         shift = w - (npre + n + nsuf)
-        if shift == 0 and npre + nsuf == 0 and n == PyList_GET_SIZE(row):
-            Py_INCREF(row)  # nothing to add: the row as it is
+        if shift == 0 and npre + nsuf == 0 and n == PyList_GET_SIZE(row) and not PyObject_GC_IsTracked(
+                <PyObject*>row):
+            Py_INCREF(row)  # the encoder's, with nothing to add: as it is
             PyList_SET_ITEM(ids_out, r, row)
         else:
             one = PyList_New(w)
@@ -1253,10 +1255,9 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
                 raise RuntimeError(f"frame_rows: rows[{r}] changed while it was framed")
             _check_ints(row, n, r)
             dst = (<PyListObject*>one).ob_item
-            src = (<PyListObject*>row).ob_item
             at = shift if left else 0  # where the ids begin
             _put(dst + at, (<PyTupleObject*>prefix).ob_item, npre)
-            _put(dst + at + npre, src, n)
+            _put(dst + at + npre, (<PyListObject*>row).ob_item, n)
             _put(dst + at + npre + n, (<PyTupleObject*>suffix).ob_item, nsuf)
             _fill(dst + (0 if left else w - shift), pad, shift)
             Py_INCREF(one)
@@ -1266,8 +1267,7 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
             PyObject_GC_UnTrack(<PyObject*>one)
             dst = (<PyListObject*>one).ob_item
             _fill(dst, zero_int if left else one_int, shift if left else w - shift)
-            _fill(dst + (shift if left else w - shift), one_int if left else zero_int,
-                  w - shift if left else shift)
+            _fill(dst + (shift if left else w - shift), one_int if left else zero_int, w - shift if left else shift)
             Py_INCREF(one)
             PyList_SET_ITEM(masks_out, r, one)
     PyObject_GC_Track(<PyObject*>ids_out)  # whole now; they may hold what the caller adds

@@ -110,7 +110,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self._template = Template()
         self._key_lens: np.ndarray | None = None
         self.padding_side = "right"  # where padding goes ("left" for generation), as in transformers
-        self.pad_token_id: int | None = None  # None: the model's (XBBPE: the id of <P>, ``pad_id``)
+        self.pad_token_id = None  # None: the model's (XBBPE: the id of <P>, ``pad_id``)
 
     def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
         arrays = [np.asarray(e, dtype=np.int64) for e in encodings]

@@ -30,9 +30,10 @@ from .resources import usable_cpus
 from .threads import shared_pool
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
-# a padded batch smaller than this (256 KB of ids) is filled on one thread. Filling is
-# writing fresh pages, which the kernel zeroes on first touch, and two threads fault them
-# in about twice as fast: batches of 1000 zh-large lines (~240,000 cells) gain from it
+# each thread that fills a padded batch takes at least this many cells (256 KB of ids), so
+# two threads from 65,536 cells. Filling is writing fresh pages, which the kernel zeroes on
+# first touch, and two threads fault them in about twice as fast: batches of 1000 zh-large
+# lines (~240,000 cells) gain from it
 FILL_CELLS_PER_THREAD = 1 << 15
 
 
@@ -107,7 +108,9 @@ def check_options(padding: object, truncation: object, max_length: int | None, p
 def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int]:
     """(cap, width) for a batch whose longest text has ``longest`` ids: how many ids of each
     text are kept (-1: all; the template's ids count against ``max_length``), and the width
-    of the padded rows, the template's ids included (-1: not padded)."""
+    the rows are padded to, the template's ids included (-1: not padded). With
+    ``padding="max_length"`` and no truncation a longer row stays longer, as in
+    transformers."""
     cap = -1
     if shape.truncate:
         assert shape.max_length is not None
@@ -120,7 +123,7 @@ def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int
     width = longest + template.extra
     if shape.padding == "max_length":
         assert shape.max_length is not None
-        width = shape.max_length if shape.truncate else max(width, shape.max_length)
+        width = shape.max_length
     multiple = shape.pad_to_multiple_of
     if multiple and width % multiple:
         width += multiple - width % multiple
@@ -157,12 +160,16 @@ def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, shap
     (0, 0). Unpadded, the texts must come out of one length."""
     flat, starts = np.ascontiguousarray(flat, dtype=np.uint32), np.ascontiguousarray(starts, dtype=np.int64)
     rows = starts.shape[0] - 1
-    cap, width = row_bounds(longest_row(starts), template, shape)
+    longest = longest_row(starts)
+    cap, width = row_bounds(longest, template, shape)
     if width < 0:  # one array of rows: they must be of one length already
-        lengths = np.diff(starts) if cap < 0 else np.minimum(np.diff(starts), cap)
-        if np.unique(lengths).shape[0] > 1:
+        kept = _kept(starts, cap)
+        if np.unique(kept).shape[0] > 1:
             raise ValueError("return_tensors='np' needs texts of one length: pass padding=True")
-        width = int(lengths.max(initial=0)) + template.extra
+        width = int(kept.max(initial=0)) + template.extra
+    elif (most := (longest if cap < 0 else min(longest, cap)) + template.extra) > width:
+        raise ValueError(f"return_tensors='np' needs rows of one length, and the longest holds {most} ids, more "
+                         f"than max_length={shape.max_length}: pass truncation=True (transformers refuses it too)")
     ids = np.empty((rows, width), dtype=np.int64)
     masks = np.empty((rows, width), dtype=np.int64) if shape.mask else None
     prefix, suffix = template.arrays
@@ -187,11 +194,16 @@ def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, shap
     return out
 
 
+def _kept(starts: np.ndarray, cap: int) -> np.ndarray:
+    """How many ids of each text a batch keeps: all, or the first ``cap``."""
+    lengths = np.diff(starts)
+    return lengths if cap < 0 else np.minimum(lengths, cap)
+
+
 def _offset_array(spans: np.ndarray, starts: np.ndarray, cap: int, width: int, template: Template,
                   left: bool) -> np.ndarray:
     """(rows, width, 2): each kept id's span in the column ``pad_rows`` put the id in."""
-    lengths = np.diff(starts)
-    keep = lengths if cap < 0 else np.minimum(lengths, cap)
+    keep = _kept(starts, cap)
     rows = keep.shape[0]
     # where each kept id went: row r, column shift + prefix + j
     shift = width - keep - template.extra if left else np.zeros(rows, dtype=np.int64)
@@ -237,9 +249,9 @@ class HFBatches:
     # what the facade provides (see the module)
     _template: Template
     _padding_side: str
+    _pad_token_id: int | None
     _has_specials: bool
     bug_compat: bool
-    pad_token_id: int | None
 
     if TYPE_CHECKING:
         @property
@@ -259,6 +271,21 @@ class HFBatches:
         if side not in ("left", "right"):
             raise ValueError(f"padding_side must be 'left' or 'right', got {side!r}")
         self._padding_side = side
+
+    @property
+    def pad_token_id(self) -> int | None:
+        """The id padding writes, as in transformers; None: the model's own (``pad_id``)."""
+        return self._pad_token_id
+
+    @pad_token_id.setter
+    def pad_token_id(self, token_id: int | None) -> None:
+        if token_id is not None:
+            if isinstance(token_id, (bool, float)) or not hasattr(token_id, "__index__"):
+                raise TypeError(f"pad_token_id must be an int or None, got {type(token_id).__name__}")
+            token_id = token_id.__index__()  # a numpy integer becomes an int
+            if token_id < 0:
+                raise ValueError(f"pad_token_id must not be negative, got {token_id}")
+        self._pad_token_id = token_id
 
     def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
                  padding: bool | str = False, truncation: bool | str = False, max_length: int | None = None,
