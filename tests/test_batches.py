@@ -4,6 +4,7 @@ each token's text, the template adds BOS/EOS only when asked."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -269,6 +270,12 @@ def test_pad_token_id_takes_numpy_integers_and_refuses_the_rest(tok):
     for bad, error in ((7.0, TypeError), ("7", TypeError), (True, TypeError), (-1, ValueError)):
         with pytest.raises(error, match="pad_token_id"):
             other.pad_token_id = bad
+    other.pad_token_id = 7
+    document = json.loads(other.to_bytes(format="json"))
+    assert bbpe.from_bytes(json.dumps(document).encode()).pad_token_id == 7
+    document["bbpe"]["pad_token_id"] = "7"  # a hostile or broken file: refused, named
+    with pytest.raises(bbpe.FormatError, match="pad_token_id must be an int or None, got str"):
+        bbpe.from_bytes(json.dumps(document).encode())
     other.pad_token_id = None
     assert other(texts, padding=True)["input_ids"][1][-1] == other.pad_id
 
