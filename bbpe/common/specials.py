@@ -102,7 +102,7 @@ class SpecialTokens:
             if m.start() > at:
                 out.append(text[at : m.start()])
             token = m.group(0)
-            out.append(self.ids[token.encode("utf-8", "surrogatepass") if isinstance(token, str) else token])
+            out.append(self.ids[_as_bytes(token)])
             at = m.end()
         if at < len(text) or not out:
             out.append(text[at:])
@@ -115,18 +115,16 @@ class SpecialTokens:
             return
         if disallowed == "all":
             refused = set(self.ids)
-        elif isinstance(disallowed, (str, bytes)):  # one token, not its chars
-            refused = {disallowed.encode("utf-8", "surrogatepass") if isinstance(disallowed, str) else disallowed}
-        else:
-            refused = {t.encode("utf-8", "surrogatepass") if isinstance(t, str) else bytes(t) for t in disallowed}
+        else:  # a str or bytes is one token, not its chars
+            tokens = [disallowed] if isinstance(disallowed, (str, bytes)) else disallowed
+            refused = {_as_bytes(t) for t in tokens}
         if not refused:
             return
         pattern = self.pattern(text)
         assert pattern is not None
         for m in pattern.finditer(text):
             token = m.group(0)
-            data = token.encode("utf-8", "surrogatepass") if isinstance(token, str) else token
-            if data in refused:
+            if _as_bytes(token) in refused:
                 raise ValueError(f"{name} holds the special token {token!r} at {m.start()}: pass "
                                  "split_special_tokens=True to encode it as plain text, or leave it out of "
                                  "disallowed_special")
@@ -135,3 +133,8 @@ class SpecialTokens:
 def _alternation(tokens: list) -> re.Pattern:
     ordered = sorted(tokens, key=len, reverse=True)  # at one position, the longest token wins
     return re.compile((b"|" if isinstance(ordered[0], bytes) else "|").join(re.escape(t) for t in ordered))
+
+
+def _as_bytes(token: str | bytes) -> bytes:
+    """A special token as the bytes it is kept as: a str's UTF-8 (lone surrogates kept)."""
+    return token.encode("utf-8", "surrogatepass") if isinstance(token, str) else bytes(token)
