@@ -553,6 +553,16 @@ cdef int64_t _insert(bbpe_model* m, uint64_t key) noexcept nogil:
 
 # ----------------------------------------------------------------------------- Python level
 
+cdef list _own_copy(list items, Py_ssize_t start, object stop):
+    """``items[start:stop]``, a list only the caller holds: no other thread, nor code a
+    collection runs, can change it or free what it holds while the caller works without
+    the GIL or allocates. Nothing else refers to it, so it is in no cycle: it is untracked,
+    and the collections that the caller's allocations set off need not walk its items."""
+    cdef list copy = items[start:stop]
+    PyObject_GC_UnTrack(<PyObject*>copy)
+    return copy
+
+
 cdef class Model:
     """A vocabulary compiled for encoding and decoding (owns the memory of ``view``).
 
@@ -858,10 +868,7 @@ cdef class Model:
         Returns (ids, offsets): bytes of native int32 ids and int64 offsets (text i of the
         range is ids[offsets[i]:offsets[i + 1]]).
         """
-        # ours: no other thread can free a text while the GIL is released; nothing else
-        # refers to it, so it is in no cycle and the collections need not walk it
-        cdef list items = texts[start:stop]
-        PyObject_GC_UnTrack(<PyObject*>items)
+        cdef list items = _own_copy(texts, start, stop)
         cdef Py_ssize_t m = len(items)
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
         cdef int32_t* ids = NULL
@@ -890,12 +897,9 @@ cdef class Model:
         and no one sees the lists before they are returned: the outer list is not tracked by
         the collector until it is whole, so ``gc.get_objects()`` on another thread cannot
         reach a list whose items are not written yet."""
-        cdef list items = texts[start:stop]  # ours: no other thread can free a text while we encode
+        cdef list items = _own_copy(texts, start, stop)
         cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
-        # nothing else refers to our copy, so it is in no cycle: the collections that the
-        # lists made below set off need not walk its items
-        PyObject_GC_UnTrack(<PyObject*>items)
         cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
         cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
@@ -1222,7 +1226,7 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
             raise TypeError(f"frame_rows: the suffix must hold ints, got {type(<object>item).__name__}")
     if not _long_check_exact(pad):
         raise TypeError(f"frame_rows: pad_id must be an int, got {type(pad_id).__name__}")
-    items = list(rows)  # ours: what a finaliser run by an allocation does to rows cannot reach it
+    items = _own_copy(rows, 0, None)  # what a finaliser run by an allocation does to rows cannot reach it
     m = PyList_GET_SIZE(items)
     # each outer list untracked as soon as it is made, before anything else is allocated: the
     # collection an allocation may set off can run a finaliser that calls gc.get_objects(),
