@@ -1148,6 +1148,11 @@ def longest_row(const int64_t[::1] starts):
     return most
 
 
+cdef inline Py_ssize_t _capped(Py_ssize_t n, Py_ssize_t cap) noexcept nogil:
+    """How many of a text's ``n`` ids a batch keeps: the first ``cap`` (all when ``cap`` < 0)."""
+    return cap if 0 <= cap < n else n
+
+
 def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap,
              const int64_t[::1] prefix, const int64_t[::1] suffix, int64_t pad_id, bint left,
              int64_t[:, ::1] ids, int64_t[:, ::1] mask=None):
@@ -1165,7 +1170,7 @@ def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap
     if starts.shape[0] < rows + 1 or (mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
         raise ValueError("pad_rows: the shapes of starts, ids and mask do not agree")
     for r in range(rows):  # each test on its own, so that no sum can overflow
-        n = starts[r + 1] - starts[r] if cap < 0 or starts[r + 1] - starts[r] < cap else cap
+        n = _capped(starts[r + 1] - starts[r], cap)
         if (starts[r] < 0 or starts[r + 1] < starts[r] or starts[r + 1] > flat.shape[0]
                 or n > width - npre - nsuf):
             raise ValueError(f"pad_rows: row {r} does not fit ({n} ids from {starts[r]}, width {width})")
@@ -1173,9 +1178,7 @@ def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap
         return
     with nogil:
         for r in range(rows):
-            n = starts[r + 1] - starts[r]
-            if 0 <= cap < n:
-                n = cap
+            n = _capped(starts[r + 1] - starts[r], cap)
             total = npre + n + nsuf
             shift = width - total if left else 0
             row = &ids[r, 0]
@@ -1241,9 +1244,7 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
         if not PyList_CheckExact(<object>item):
             raise TypeError(f"frame_rows: rows[{r}] is a {type(<object>item).__name__}, not a list")
         row = <list>item
-        n = PyList_GET_SIZE(row)
-        if 0 <= cap < n:
-            n = cap
+        n = _capped(PyList_GET_SIZE(row), cap)
         w = max(width, npre + n + nsuf)
         shift = w - (npre + n + nsuf)
         if shift == 0 and npre + nsuf == 0 and n == PyList_GET_SIZE(row) and not PyObject_GC_IsTracked(
