@@ -26,14 +26,14 @@ from typing import BinaryIO, TypeVar, cast
 import numpy as np
 
 try:
-    from .codec import Model, StreamDecoder, TokenizerBase, _plain_text, plain_texts
+    from .codec import Model, StreamDecoder, TokenizerBase, _plain_text
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
         f"bbpe's compiled codec is missing from {os.path.dirname(__file__)}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
 from .common import tokenizer_json
-from .common.batch import HFBatches, Template
+from .common.batch import HFBatches, Template, plain_batch
 from .common.blocks import block_lines, split_lines
 from .common.corpus import Corpus
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
@@ -400,9 +400,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         if gbk:
             data = [self._utf8(t, gbk, f"texts[{i}]") for i, t in enumerate(_text_list(texts))]
         else:
-            data = _text_list(texts)
-            if not plain_texts(data):
-                data = [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(data)]
+            data = plain_batch(_text_list(texts))
         if self._has_specials and not split_special_tokens:
             lists = [self._encode_with_specials(t, compat) for t in data]
             return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]

@@ -231,6 +231,15 @@ def char_spans(text: str | bytes, token_lengths: np.ndarray) -> np.ndarray:
     return np.stack([char_of[starts], char_of[ends - 1] + 1], axis=1)
 
 
+def plain_batch(texts: list) -> list[str | bytes]:
+    """The texts as the batch encoder takes them: the list itself when every item is exactly
+    a str or bytes (a C loop), else each made one (``_plain_text``: numpy ``str_``, a
+    bytearray...; TypeError naming ``texts[i]`` for anything else)."""
+    if plain_texts(texts):
+        return texts
+    return [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+
+
 def batch_of(texts: object) -> tuple[list, bool]:
     """(the texts as a list, whether one text was given rather than a batch)."""
     if isinstance(texts, (str, bytes, bytearray, memoryview)):
@@ -334,8 +343,7 @@ class HFBatches:
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(ids, starts, spans or None): every text's ids one after the other (text i's at
         ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans."""
-        data = texts if plain_texts(texts) else [
-            t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+        data = plain_batch(texts)
         if offsets and self.bug_compat:
             raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
         if self._has_specials and not split_special_tokens:
