@@ -1155,13 +1155,13 @@ cdef inline Py_ssize_t _capped(Py_ssize_t n, Py_ssize_t cap) noexcept nogil:
 
 def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap,
              const int64_t[::1] prefix, const int64_t[::1] suffix, int64_t pad_id, bint left,
-             int64_t[:, ::1] ids, int64_t[:, ::1] mask=None):
+             int64_t[:, ::1] ids, int64_t[:, ::1] mask=None, bint keep_end=False):
     """Fill a padded batch in one pass, without the GIL: row r of ``ids`` gets ``prefix``,
-    the ids ``flat[starts[r]:starts[r+1]]`` (the first ``cap`` of them, all when ``cap`` <
-    0), ``suffix``, and ``pad_id`` in the rest (before them when ``left``); row r of ``mask``
-    1 under those ids and 0 under the padding. The padded arrays are mostly padding, so the
-    cost is writing them once, which numpy's fancy indexing and broadcast masks do several
-    times over."""
+    the ids ``flat[starts[r]:starts[r+1]]`` (the first ``cap`` of them, or the last with
+    ``keep_end``; all when ``cap`` < 0), ``suffix``, and ``pad_id`` in the rest (before them
+    when ``left``); row r of ``mask`` 1 under those ids and 0 under the padding. The padded
+    arrays are mostly padding, so the cost is writing them once, which numpy's fancy
+    indexing and broadcast masks do several times over."""
     cdef Py_ssize_t rows = ids.shape[0], width = ids.shape[1], r, c, shift, n
     cdef Py_ssize_t npre = prefix.shape[0], nsuf = suffix.shape[0], total
     cdef int64_t* row
@@ -1186,7 +1186,7 @@ def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap
                 row[c] = pad_id
             for c in range(npre):
                 row[shift + c] = prefix[c]
-            src = &flat[starts[r]] if n else NULL
+            src = &flat[starts[r + 1] - n if keep_end else starts[r]] if n else NULL
             for c in range(n):  # widened from the codec's uint32
                 row[shift + npre + c] = src[c]
             for c in range(nsuf):
@@ -1202,9 +1202,10 @@ def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap
 
 
 def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t width, object pad_id,
-               bint left, bint mask):
+               bint left, bint mask, bint keep_end=False):
     """A batch as lists, the HF way, in one C pass: (ids, masks or None). Row r of ``ids``
-    is ``prefix + rows[r][:cap] + suffix`` (all of the row when ``cap`` < 0), padded with
+    is ``prefix + rows[r][:cap] + suffix`` (``rows[r][-cap:]`` with ``keep_end``; all of the
+    row when ``cap`` < 0), padded with
     ``pad_id`` to ``width`` when it is shorter (before it when ``left``; a longer row stays
     as it is, as transformers leaves it); row r of ``masks`` is 1 under those ids and 0
     under the padding.
@@ -1214,7 +1215,7 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
     template's and the padding's ids are checked to be exactly int, and so are the items
     of a row the collector tracks, which is copied; a row that is untracked already (the
     encoder's) and gets nothing added is returned as it is."""
-    cdef Py_ssize_t npre = len(prefix), nsuf = len(suffix), m, r, n, shift, at, w
+    cdef Py_ssize_t npre = len(prefix), nsuf = len(suffix), m, r, n, shift, at, w, first
     cdef list items, ids_out, masks_out = None, one, row
     cdef PyObject** dst
     cdef PyObject* item
@@ -1258,11 +1259,12 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
             # and before the copy, between which nothing runs
             if PyList_GET_SIZE(row) < n:
                 raise RuntimeError(f"frame_rows: rows[{r}] changed while it was framed")
-            _check_ints(row, n, r)
+            first = PyList_GET_SIZE(row) - n if keep_end else 0  # the first id kept
+            _check_ints(row, first, n, r)
             dst = (<PyListObject*>one).ob_item
             at = shift if left else 0  # where the ids begin
             _put(dst + at, (<PyTupleObject*>prefix).ob_item, npre)
-            _put(dst + at + npre, (<PyListObject*>row).ob_item, n)
+            _put(dst + at + npre, (<PyListObject*>row).ob_item + first, n)
             _put(dst + at + npre + n, (<PyTupleObject*>suffix).ob_item, nsuf)
             _fill(dst + (0 if left else w - shift), pad, shift)
             Py_INCREF(one)
@@ -1285,12 +1287,12 @@ cdef object _ONE = 1
 cdef object _ZERO = 0
 
 
-cdef int _check_ints(list row, Py_ssize_t n, Py_ssize_t r) except -1:
-    """That ``row[:n]`` holds only exact ints, when the collector tracks the row: an
-    untracked one (the encoder's) holds only ints already."""
+cdef int _check_ints(list row, Py_ssize_t first, Py_ssize_t n, Py_ssize_t r) except -1:
+    """That ``row[first:first + n]`` holds only exact ints, when the collector tracks the
+    row: an untracked one (the encoder's) holds only ints already."""
     cdef Py_ssize_t c
     if PyObject_GC_IsTracked(<PyObject*>row):
-        for c in range(n):
+        for c in range(first, first + n):
             if not _long_check_exact(PyList_GET_ITEM(row, c)):
                 raise TypeError(f"frame_rows: rows[{r}][{c}] is not an int")
     return 0

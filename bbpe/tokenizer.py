@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import pairwise
-from typing import BinaryIO, TypeVar, cast
+from typing import BinaryIO, SupportsIndex, TypeVar, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
 from .common.specials import SpecialTokens
-from .common.threads import shared_pool
+from .common.threads import checked_threads, shared_pool
 from .common.token_text import token_bytes, token_text
 from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
@@ -49,6 +49,7 @@ from .xbbpe.pipeline import id_dtype
 from .xbbpe.vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
 DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
+_OPTIONS = ("padding_side", "truncation_side", "pad_token_id")  # the user state kept in the JSON file's "bbpe"
 
 
 def _default_corpus() -> str:
@@ -110,6 +111,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self._template = Template()
         self._key_lens: np.ndarray | None = None
         self.padding_side = "right"  # where padding goes ("left" for generation), as in transformers
+        self.truncation_side = "right"  # which end truncation cuts, as in transformers
         self.pad_token_id = None  # None: the model's (XBBPE: the id of <P>, ``pad_id``)
 
     def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
@@ -173,11 +175,12 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         except ValueError as err:
             raise FormatError(name, 0, f"model: {err}") from None
         options = document.get("bbpe") or {}
+        if not isinstance(options, dict):
+            raise FormatError(name, 0, f"the 'bbpe' options must be an object, got {type(options).__name__}")
         try:
             tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
                                  "template": tokenizer_json.template(document),
-                                 "padding_side": options.get("padding_side", "right"),
-                                 "pad_token_id": options.get("pad_token_id")})
+                                 **{key: options[key] for key in _OPTIONS if key in options}})
         except (TypeError, ValueError) as err:
             raise FormatError(name, 0, f"added_tokens, post_processor or bbpe options: {err}") from None
         return tok
@@ -187,7 +190,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                  "record_order": self._record_order.tolist(), "bug_compat": bool(self.bug_compat)}
         state = self._user_state()
         return tokenizer_json.dump(model, state["special_tokens"], self._template.text,  # type: ignore[arg-type]
-                                   {"padding_side": self.padding_side, "pad_token_id": self.pad_token_id})
+                                   {key: state[key] for key in _OPTIONS})
 
     @classmethod
     def _from_contents(cls, contents: binfile.BinContents, bug_compat: bool) -> Tokenizer:
@@ -248,6 +251,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         lost = [name for name, is_set in (("special tokens", bool(self._specials)),
                                           ("template", self._template.text != "$A"),
                                           ("padding_side", self.padding_side != "right"),
+                                          ("truncation_side", self.truncation_side != "right"),
                                           ("pad_token_id", self.pad_token_id is not None)) if is_set]
         if lost:
             warnings.warn(f"a .bin holds the vocabulary only: the {', '.join(lost)} set on this tokenizer are not "
@@ -396,6 +400,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         special tokens are matched whole, unless ``split_special_tokens``."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
+        num_threads = checked_threads(num_threads)
         data: list[str | bytes]
         if gbk:
             data = [self._utf8(t, gbk, f"texts[{i}]") for i, t in enumerate(_text_list(texts))]
@@ -456,8 +461,15 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _decode_bytes(self, ids: list | np.ndarray | array) -> bytes:
         """The model's decode; added special tokens' ids (past the model's) give their bytes."""
         n = len(self._keys)
-        if not self._specials or not len(ids) or max(ids) < n:
-            return self._model.decode(ids)
+        try:
+            plain = not self._specials or not len(ids) or max(ids) < n
+        except TypeError:  # an item that is no integer: the loop below names it
+            plain = False
+        if plain:
+            try:
+                return self._model.decode(ids)
+            except UnknownIdError as err:  # the codec knows the model's ids only
+                raise UnknownIdError(err.id, err.position, len(self)) from None
         parts: list[bytes] = []
         run: list[int] = []
         for position, item in enumerate(ids):
@@ -625,13 +637,15 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _user_state(self) -> dict[str, object]:
         """What the user layer adds to the model: special tokens, template, padding."""
         return {"special_tokens": [(data, kid) for data, kid in self._specials.ids.items()],
-                "template": self._template.text, "padding_side": self.padding_side, "pad_token_id": self.pad_token_id}
+                "template": self._template.text, "padding_side": self.padding_side,
+                "truncation_side": self.truncation_side, "pad_token_id": self.pad_token_id}
 
     def _set_user_state(self, state: dict) -> None:
         self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys))
         self._has_specials = bool(self._specials)
         self.set_template(state.get("template", "$A"))
         self.padding_side = state.get("padding_side", "right")
+        self.truncation_side = state.get("truncation_side", "right")
         self.pad_token_id = state.get("pad_token_id")
 
     def __eq__(self, other: object) -> bool:
@@ -656,18 +670,30 @@ class _SpecialsStreamDecoder(StreamDecoder):
     specials: dict[int, bytes]
 
     def feed(self, ids: object) -> str:
-        if _is_one_id(ids):
-            ids = [ids]
+        items = cast(Iterable[SupportsIndex], [ids] if _is_one_id(ids) else ids)
         out: list[str] = []
         run: list = []
-        for kid in ids:  # type: ignore[attr-defined]
+        start = 0  # the position of run[0] in ids
+        for position, item in enumerate(items):
+            try:
+                kid = operator.index(item)
+            except TypeError:
+                raise TypeError(f"ids must be integers, got {type(item).__name__} at position {position}") from None
             if kid in self.specials:
-                out += (super().feed(run), self.flush(), self.specials[kid].decode("utf-8", self.errors))
-                run = []
+                out += (self._feed_run(run, start), self.flush(), self.specials[kid].decode("utf-8", self.errors))
+                run, start = [], position + 1
             else:
                 run.append(kid)
-        out.append(super().feed(run))
+        out.append(self._feed_run(run, start))
         return "".join(out)
+
+    def _feed_run(self, run: list[int], start: int) -> str:
+        """The model's ids ``run`` (from ``start`` in the ids fed), an unknown one named by
+        its position among all of them."""
+        try:
+            return super().feed(run)
+        except UnknownIdError as err:
+            raise UnknownIdError(err.id, start + err.position, max(self.model.n_keys, max(self.specials) + 1)) from None
 
     def __reduce__(self) -> tuple:
         return (_specials_stream_decoder, (self.model, self.errors, self.pending, self.specials))

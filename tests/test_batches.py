@@ -131,13 +131,21 @@ def test_a_big_padded_batch_filled_on_threads_equals_one_thread(tok, side):
         assert two["input_ids"][k][two["attention_mask"][k] == 1].tolist() == tok.encode(texts[k])
 
 
-def _hf_rows(encodings, prefix, suffix, *, cap, width, pad, left):
-    """The HF rows, written out plainly: each text's ids cut to ``cap``, the template
-    around them, padded with ``pad`` to ``width`` when shorter (None: not padded; a longer
-    row stays as it is, as transformers leaves it); and the masks."""
+def _cut(items, cap, cut_left):
+    """The items truncation keeps: all (cap None), the first cap, or the last cap."""
+    if cap is None or len(items) <= cap:
+        return items
+    return items[len(items) - cap :] if cut_left else items[:cap]
+
+
+def _hf_rows(encodings, prefix, suffix, *, cap, width, pad, left, cut_left=False):
+    """The HF rows, written out plainly: each text's ids cut to ``cap`` (its last ``cap``
+    with ``cut_left``, truncation_side="left"), the template around them, padded with
+    ``pad`` to ``width`` when shorter (None: not padded; a longer row stays as it is, as
+    transformers leaves it); and the masks."""
     ids, masks = [], []
     for enc in encodings:
-        inner = prefix + (enc if cap is None else enc[:cap]) + suffix
+        inner = prefix + _cut(enc, cap, cut_left) + suffix
         pads = 0 if width is None else max(0, width - len(inner))
         ids.append([pad] * pads + inner if left else inner + [pad] * pads)
         masks.append([0] * pads + [1] * len(inner) if left else [1] * len(inner) + [0] * pads)
@@ -147,27 +155,37 @@ def _hf_rows(encodings, prefix, suffix, *, cap, width, pad, left):
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 12), side=st.sampled_from(["right", "left"]),
        template=st.booleans(), padding=st.sampled_from([False, True, "max_length"]),
-       truncation=st.booleans(), max_length=st.integers(2, 30), multiple=st.sampled_from([None, 1, 4, 7]),
-       offsets=st.booleans(), mask=st.booleans())
-def test_lists_and_arrays_are_the_hf_rows(seed, n, side, template, padding, truncation, max_length, multiple,
+       truncation=st.sampled_from([None, False, True]), cut_left=st.booleans(), max_length=st.integers(2, 30),
+       multiple=st.sampled_from([None, 1, 4, 7]), offsets=st.booleans(), mask=st.booleans())
+def test_lists_and_arrays_are_the_hf_rows(seed, n, side, template, padding, truncation, cut_left, max_length, multiple,
                                           offsets, mask):
     """Every combination of the options: the lists (``codec.frame_rows``) are the rows HF
     gives, written out plainly here, with each token's offsets where it went; the arrays
-    (``codec.pad_rows``) hold the same, or are refused when the rows are not of one length."""
+    (``codec.pad_rows``) hold the same, or are refused when the rows are not of one length.
+    Left unset, truncation is on when max_length comes without padding; with both on, a
+    max_length that is no multiple of pad_to_multiple_of is refused (both as transformers)."""
     texts = _texts(seed, n)
     tok = _TEMPLATED if template else _TOK
     encodings = [_TOK.encode(t) for t in texts]
     prefix, suffix = ([_TOK.bos_id], [_TOK.eos_id]) if template else ([], [])
+    options = {"padding": padding, "truncation": truncation, "max_length": max_length,
+               "pad_to_multiple_of": multiple, "return_offsets_mapping": offsets, "return_attention_mask": mask}
+    if truncation is None:
+        truncation = padding is False
+    if truncation and padding is not False and multiple and max_length % multiple:
+        with pytest.raises(ValueError, match="not a multiple of pad_to_multiple_of"):
+            tok(texts, **options)
+        return
     cap = max_length - len(prefix) - len(suffix) if truncation else None
-    longest = max(len(prefix) + len(e if cap is None else e[:cap]) + len(suffix) for e in encodings)
+    longest = max(len(prefix) + len(_cut(e, cap, cut_left)) + len(suffix) for e in encodings)
     width = None if padding is False else max_length if padding == "max_length" else longest
     if width is not None and multiple and width % multiple:
         width += multiple - width % multiple
     left = side == "left"
-    want_ids, want_masks = _hf_rows(encodings, prefix, suffix, cap=cap, width=width, pad=_TOK.pad_id, left=left)
-    options = {"padding": padding, "truncation": truncation, "max_length": max_length,
-               "pad_to_multiple_of": multiple, "return_offsets_mapping": offsets, "return_attention_mask": mask}
+    want_ids, want_masks = _hf_rows(encodings, prefix, suffix, cap=cap, width=width, pad=_TOK.pad_id, left=left,
+                                    cut_left=cut_left)
     tok.padding_side = side
+    tok.truncation_side = "left" if cut_left else "right"
     try:
         lists = tok(texts, **options)
         if width is not None and longest > width:
@@ -177,14 +195,14 @@ def test_lists_and_arrays_are_the_hf_rows(seed, n, side, template, padding, trun
         else:
             arrays = tok(texts, return_tensors="np", **options) if width is not None else None
     finally:
-        tok.padding_side = "right"
+        tok.padding_side = tok.truncation_side = "right"
     assert lists["input_ids"] == want_ids
     assert lists.get("attention_mask") == (want_masks if mask else None)
     if offsets:
         want_offsets = []
         for text, row in zip(texts, want_ids):
             spans = _TOK.encode_with_offsets(text)[1]
-            inner = [(0, 0)] * len(prefix) + (spans if cap is None else spans[:cap]) + [(0, 0)] * len(suffix)
+            inner = [(0, 0)] * len(prefix) + _cut(spans, cap, cut_left) + [(0, 0)] * len(suffix)
             pads = [(0, 0)] * (len(row) - len(inner))
             want_offsets.append(pads + inner if left else inner + pads)
         assert lists["offset_mapping"] == want_offsets
@@ -342,3 +360,70 @@ def test_bad_options_are_named(tok):
 _TOK = bbpe.Tokenizer.train(TANG300, 2000)
 _TEMPLATED = bbpe.Tokenizer(_TOK.keys)
 _TEMPLATED.set_template("<S> $A </S>")
+
+
+def test_max_length_alone_truncates_as_in_transformers(tok):
+    """transformers: ``max_length`` without padding and with truncation left unset truncates
+    (longest_first); with padding, or truncation=False, it does not."""
+    texts = ["床前明月光疑是地上霜", "a"]
+    assert [len(r) for r in tok(texts, max_length=3)["input_ids"]] == [3, 1]
+    assert tok(texts, max_length=3, truncation=False)["input_ids"][0] == tok.encode(texts[0])
+    assert tok(texts, max_length=30, padding="max_length")["input_ids"][0][: len(tok.encode(texts[0]))] == tok.encode(
+        texts[0])
+
+
+def test_truncation_side_left_keeps_the_last_ids(tok):
+    """truncation_side="left" keeps each text's last ids, in lists, arrays and offsets, and
+    travels with the tokenizer (pickle, the JSON file); anything but left/right is refused."""
+    import pickle
+
+    text = "床前明月光疑是地上霜"
+    ids = tok.encode(text)
+    tok.truncation_side = "left"
+    try:
+        assert tok([text], max_length=4)["input_ids"] == [ids[-4:]]
+        arrays = tok([text, "a"], max_length=4, truncation=True, padding=True, return_tensors="np",
+                     return_offsets_mapping=True)
+        assert arrays["input_ids"][0].tolist() == ids[-4:]
+        assert arrays["offset_mapping"][0].tolist() == [list(p) for p in tok.encode_with_offsets(text)[1][-4:]]
+        assert pickle.loads(pickle.dumps(tok)).truncation_side == "left"
+        assert bbpe.Tokenizer.from_bytes(tok.to_bytes(format="json")).truncation_side == "left"
+    finally:
+        tok.truncation_side = "right"
+    assert tok([text], max_length=4)["input_ids"] == [ids[:4]]
+    with pytest.raises(ValueError, match="truncation_side must be 'left' or 'right'"):
+        tok.truncation_side = "middle"
+
+
+def test_padding_side_per_call(tok):
+    """``padding_side=`` on the call, as transformers takes it, for that call only."""
+    left = tok(["a", "bb"], padding=True, padding_side="left")
+    assert left["input_ids"][0] == [tok.pad_id, 97] and left["attention_mask"][0] == [0, 1]
+    assert tok(["a", "bb"], padding=True)["input_ids"][0] == [97, tok.pad_id]
+    with pytest.raises(ValueError, match="padding_side must be"):
+        tok(["a"], padding=True, padding_side="up")
+
+
+@pytest.mark.parametrize(("options", "error", "message"), [
+    ({"padding": "max_length", "max_length": 2**63}, ValueError, "padded to 9223372036854775808 ids"),
+    ({"truncation": True, "max_length": 3, "padding": True, "pad_to_multiple_of": 4}, ValueError,
+     r"truncation length \(3\) is not a multiple of pad_to_multiple_of \(4\)"),
+    ({"max_length": 2.5}, TypeError, "max_length must be a positive int or None, got float"),
+    ({"max_length": 0}, ValueError, "max_length must be a positive int or None, got 0"),
+    ({"num_threads": "4"}, TypeError, "num_threads must be a positive int or None, got str"),
+    ({"num_threads": 0}, ValueError, "num_threads must be a positive int or None, got 0"),
+])
+def test_bad_sizes_are_named(tok, options, error, message):
+    for tensors in (None, "np"):
+        with pytest.raises(error, match=message):
+            tok(["床前明月光"] * 3, return_tensors=tensors, **options)
+
+
+def test_sizes_may_be_numpy_integers_or_past_every_text(tok):
+    """numpy integers are sizes (transformers takes them), and a max_length past every text
+    (transformers' model_max_length is 1e30) cuts nothing."""
+    text = "床前明月光"
+    assert tok([text], max_length=np.int64(2))["input_ids"] == [tok.encode(text)[:2]]
+    assert tok([text], truncation=True, max_length=int(1e30))["input_ids"] == [tok.encode(text)]
+    assert tok([text], truncation=True, max_length=2**63, padding=True,
+               return_tensors="np")["input_ids"].tolist() == [tok.encode(text)]

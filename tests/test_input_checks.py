@@ -157,3 +157,28 @@ def test_a_str_subclass_is_encoded_as_the_text_it_holds(tok):
 
     assert tok.encode(Shown("床前")) == tok.encode("床前")
     assert tok.encode_batch([Shown("床前"), "明月"]) == [tok.encode("床前"), tok.encode("明月")]
+
+
+def test_id_errors_name_the_position_and_the_whole_vocabulary():
+    """With added special tokens the ids run past the model's: every error says where the
+    bad item is among all the ids given, and the ids there are."""
+    tok = bbpe.Tokenizer.train(TANG300, 800)
+    tok.add_special_tokens(["<|e|>"])
+    top = len(tok) - 1
+    with pytest.raises(bbpe.UnknownIdError, match=f"unknown id 99999 at position 1 .*0..{top}"):
+        tok.convert_ids_to_tokens([1, 99999])
+    with pytest.raises(TypeError, match=r"ids\[1\] must be an integer, got float"):
+        tok.convert_ids_to_tokens([1, 2.5])
+    with pytest.raises(bbpe.UnknownIdError, match=f"unknown id -1 at position 0 .*0..{top}"):
+        tok.decode([-1])
+    with pytest.raises(TypeError, match=r"ids\[1\] must be an integer, got str"):
+        tok.decode([800, "1"])
+    with pytest.raises(TypeError, match=r"ids\[0\] must be an integer, got list"):
+        tok.decode([[800, 97]])
+    with pytest.raises(TypeError, match="got float at position 1"):
+        tok.decoder().feed([800, 1.5])
+    with pytest.raises(bbpe.UnknownIdError, match=f"unknown id 5000 at position 2 .*0..{top}"):
+        tok.decoder().feed([800, 97, 5000])
+    with pytest.raises(TypeError, match="^text must be a str"):
+        tok.encode_with_offsets(None)
+    assert tok.convert_tokens_to_ids(bytearray(b"a")) == tok.token_to_id(b"a") == 97

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 
@@ -113,3 +114,30 @@ def test_a_bad_json_file_is_named(tmp_path, text, message):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(bbpe.FormatError, match=f"bad.json: offset [0-9]+: .*{message}"):
         bbpe.load(path)
+
+
+def test_hf_template_processing_is_read(tok):
+    """A post-processor written the HF way (``single`` as a list of pieces,
+    tokenizers/src/processors/template.rs) gives the same template as bbpe's str form."""
+    doc = json.loads(tok.to_bytes(format="json"))
+    doc["post_processor"] = {"type": "TemplateProcessing", "single": [
+        {"SpecialToken": {"id": "<S>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+        {"SpecialToken": {"id": "</S>", "type_id": 0}}], "pair": [], "special_tokens": {}}
+    read = bbpe.Tokenizer.from_bytes(json.dumps(doc).encode())
+    assert read(["床前"])["input_ids"] == [[tok.bos_id, *tok.encode("床前"), tok.eos_id]]
+    assert read(["床前"], add_special_tokens=False)["input_ids"] == [tok.encode("床前")]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("bbpe", [1], "'bbpe' options must be an object"),
+    ("bbpe", {"truncation_side": "up"}, "truncation_side must be"),
+    ("post_processor", {"type": "ByteLevel"}, "post_processor 'ByteLevel' is not one bbpe applies"),
+    ("post_processor", {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "B"}}]},
+     "not a piece of a single-text template"),
+    ("post_processor", {"type": "TemplateProcessing", "single": 5}, "'single' must be a str or a list"),
+])
+def test_bad_options_in_a_json_file_are_named(tok, field, value, message):
+    doc = json.loads(tok.to_bytes(format="json"))
+    doc[field] = value
+    with pytest.raises(bbpe.FormatError, match=f"offset 0: .*{message}"):
+        bbpe.Tokenizer.from_bytes(json.dumps(doc).encode())

@@ -164,3 +164,22 @@ def test_a_bin_warns_of_what_it_does_not_keep(tok, tmp_path):
         tok.save(tmp_path / "m.bin")
     with pytest.raises(ValueError, match="padding_side must be 'left' or 'right', got 'Left'"):
         tok.padding_side = "Left"
+
+
+def test_transformers_dict_form_is_refused(tok):
+    """``add_special_tokens({"pad_token": "<pad>"})`` is transformers' call: its keys are
+    roles, and adding them as tokens would make "pad_token" in a text one id."""
+    with pytest.raises(TypeError, match=r"got a dict .*write \['<pad>'\]"):
+        tok.add_special_tokens({"pad_token": "<pad>"})
+    assert tok.added_special_tokens == {}
+    assert tok.encode("pad_token") == tok.encode("pad_token", split_special_tokens=True)
+
+
+def test_a_lone_surrogate_special_token_is_matched_in_str_and_bytes(tok):
+    """add keeps a str's lone surrogate (surrogatepass), as str input is encoded: the token
+    is matched in both kinds of input, with offsets in each one's units."""
+    tok.add_special_tokens(["\ud800"])
+    kid = tok.added_special_tokens[b"\xed\xa0\x80"]
+    text = "a\ud800b"
+    assert tok.encode(text) == tok.encode(text.encode("utf-8", "surrogatepass")) == [97, kid, 98]
+    assert tok.encode_with_offsets(text)[1] == [(0, 1), (1, 2), (2, 3)]

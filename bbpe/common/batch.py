@@ -27,9 +27,10 @@ import numpy as np
 
 from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
 from .resources import usable_cpus
-from .threads import shared_pool
+from .threads import checked_threads, shared_pool
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
+MAX_WIDTH = 1 << 40  # no row is padded past this: a width beyond it is a mistaken max_length
 # each thread that fills a padded batch takes at least this many cells (256 KB of ids), so
 # two threads from 65,536 cells. Filling is writing fresh pages, which the kernel zeroes on
 # first touch, and two threads fault them in about twice as fast: batches of 1000 zh-large
@@ -70,6 +71,7 @@ class Shape:
     pad_id: int
     left: bool  # padding_side == "left"
     mask: bool  # return_attention_mask
+    keep_end: bool = False  # truncation_side == "left": a cut text keeps its last ids
 
 
 class BatchEncoding(dict):
@@ -83,26 +85,43 @@ class BatchEncoding(dict):
             raise AttributeError(name) from None
 
 
-def check_options(padding: object, truncation: object, max_length: int | None, pad_to_multiple_of: int | None,
-                  return_tensors: object) -> tuple[str, bool]:
-    """Validate the call's options; returns (padding as 'none'|'longest'|'max_length', truncate)."""
+def check_options(padding: object, truncation: object, max_length: object, pad_to_multiple_of: object,
+                  return_tensors: object) -> tuple[str, bool, int | None, int | None]:
+    """Validate the call's options; returns (padding as 'none'|'longest'|'max_length',
+    truncate, max_length, pad_to_multiple_of), the sizes as ints."""
     if padding not in PADDING:
         raise ValueError(f"padding must be one of False, True, 'longest', 'max_length', 'do_not_pad', got {padding!r}")
-    if truncation not in (False, True, "longest_first", "only_first", "do_not_truncate"):
-        raise ValueError("truncation must be False, True, 'longest_first', 'only_first' or 'do_not_truncate', "
+    if truncation not in (None, False, True, "longest_first", "only_first", "do_not_truncate"):
+        raise ValueError("truncation must be None, False, True, 'longest_first', 'only_first' or 'do_not_truncate', "
                          f"got {truncation!r}")
     if return_tensors not in (None, "np"):
         raise ValueError(f"return_tensors must be None or 'np', got {return_tensors!r}")
-    for name, value in (("max_length", max_length), ("pad_to_multiple_of", pad_to_multiple_of)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+    max_length, pad_to_multiple_of = _size("max_length", max_length), _size("pad_to_multiple_of", pad_to_multiple_of)
     mode = "none" if padding in (False, "do_not_pad") else "max_length" if padding == "max_length" else "longest"
+    if truncation is None:  # transformers: max_length alone, without padding, truncates (tokenization_utils_base)
+        truncation = max_length is not None and padding is False
     truncate = truncation not in (False, "do_not_truncate")
     if mode == "max_length" and max_length is None:
         raise ValueError("padding='max_length' needs max_length")
     if truncate and max_length is None:
         raise ValueError("truncation needs max_length (bbpe models have no model_max_length)")
-    return mode, truncate
+    if truncate and mode != "none" and pad_to_multiple_of and max_length % pad_to_multiple_of:  # type: ignore[operator]
+        raise ValueError(f"truncation and padding are both on, but the truncation length ({max_length}) is not a "
+                         f"multiple of pad_to_multiple_of ({pad_to_multiple_of}): rows would be longer than it "
+                         "(transformers refuses it too)")
+    return mode, truncate, max_length, pad_to_multiple_of
+
+
+def _size(name: str, value: object) -> int | None:
+    """A positive int (numpy integers too) or None; ValueError/TypeError naming it otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, float)) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be a positive int or None, got {type(value).__name__}")
+    size = value.__index__()
+    if size < 1:
+        raise ValueError(f"{name} must be a positive int or None, got {size}")
+    return size
 
 
 def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int]:
@@ -116,8 +135,8 @@ def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int
         assert shape.max_length is not None
         if shape.max_length < template.extra:
             raise ValueError(f"max_length={shape.max_length} leaves no room for the template's {template.extra} ids")
-        cap = shape.max_length - template.extra
-        longest = min(longest, cap)
+        if shape.max_length - template.extra < longest:  # else nothing is cut (max_length may be 1e30)
+            cap = longest = shape.max_length - template.extra
     if shape.padding == "none":
         return cap, -1
     width = longest + template.extra
@@ -127,6 +146,9 @@ def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int
     multiple = shape.pad_to_multiple_of
     if multiple and width % multiple:
         width += multiple - width % multiple
+    if width > MAX_WIDTH:
+        raise ValueError(f"the rows would be padded to {width} ids, more than {MAX_WIDTH}: check max_length "
+                         f"({shape.max_length}) and pad_to_multiple_of ({multiple})")
     return cap, width
 
 
@@ -138,14 +160,15 @@ def framed_lists(rows: list[list[int]], template: Template, shape: Shape,
     same way, (0, 0) under template and padding tokens."""
     cap, width = row_bounds(max(map(len, rows), default=0), template, shape)
     left = shape.left
-    ids, masks = frame_rows(rows, template.prefix, template.suffix, cap, width, shape.pad_id, left, shape.mask)
+    ids, masks = frame_rows(rows, template.prefix, template.suffix, cap, width, shape.pad_id, left, shape.mask,
+                            shape.keep_end)
     out: dict[str, object] = {"input_ids": ids}
     if masks is not None:
         out["attention_mask"] = masks
     if spans is not None:
         before, after, framed = [(0, 0)] * len(template.prefix), [(0, 0)] * len(template.suffix), []
         for pairs, row in zip(spans, ids):
-            inner = before + (pairs if cap < 0 else pairs[:cap]) + after
+            inner = before + _kept_part(pairs, cap, shape.keep_end) + after
             padding_pairs = [(0, 0)] * (len(row) - len(inner))
             framed.append(padding_pairs + inner if left else inner + padding_pairs)
         out["offset_mapping"] = framed
@@ -177,7 +200,7 @@ def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, shap
     def fill(part: tuple[int, int]) -> None:  # rows a..b, without the GIL
         a, b = part
         pad_rows(flat, starts[a:], cap, prefix, suffix, shape.pad_id, shape.left, ids[a:b],
-                 None if masks is None else masks[a:b])
+                 None if masks is None else masks[a:b], shape.keep_end)
 
     # the arrays are mostly padding, written into fresh pages: big ones are filled on
     # several threads, each its own rows
@@ -190,27 +213,35 @@ def padded_arrays(flat: np.ndarray, starts: np.ndarray, template: Template, shap
     if masks is not None:
         out["attention_mask"] = masks
     if spans is not None:
-        out["offset_mapping"] = _offset_array(spans, starts, cap, width, template, shape.left)
+        out["offset_mapping"] = _offset_array(spans, starts, cap, width, template, shape)
     return out
 
 
 def _kept(starts: np.ndarray, cap: int) -> np.ndarray:
-    """How many ids of each text a batch keeps: all, or the first ``cap``."""
+    """How many ids of each text a batch keeps: all, or ``cap`` of them."""
     lengths = np.diff(starts)
     return lengths if cap < 0 else np.minimum(lengths, cap)
 
 
+def _kept_part(items: list, cap: int, keep_end: bool) -> list:
+    """The items of one text a batch keeps: all, the first ``cap`` or the last ``cap``."""
+    if cap < 0 or len(items) <= cap:
+        return items
+    return items[len(items) - cap :] if keep_end else items[:cap]
+
+
 def _offset_array(spans: np.ndarray, starts: np.ndarray, cap: int, width: int, template: Template,
-                  left: bool) -> np.ndarray:
+                  shape: Shape) -> np.ndarray:
     """(rows, width, 2): each kept id's span in the column ``pad_rows`` put the id in."""
     keep = _kept(starts, cap)
     rows = keep.shape[0]
     # where each kept id went: row r, column shift + prefix + j
-    shift = width - keep - template.extra if left else np.zeros(rows, dtype=np.int64)
+    shift = width - keep - template.extra if shape.left else np.zeros(rows, dtype=np.int64)
     row_of = np.repeat(np.arange(rows), keep)
     j = np.arange(row_of.shape[0]) - np.repeat(np.cumsum(keep) - keep, keep)
+    first = starts[1:] - keep if shape.keep_end else starts[:-1]  # each text's first kept id
     offsets = np.zeros((rows, width, 2), dtype=np.int64)
-    offsets[row_of, np.repeat(shift, keep) + len(template.prefix) + j] = spans[np.repeat(starts[:-1], keep) + j]
+    offsets[row_of, np.repeat(shift, keep) + len(template.prefix) + j] = spans[np.repeat(first, keep) + j]
     return offsets
 
 
@@ -258,6 +289,7 @@ class HFBatches:
     # what the facade provides (see the module)
     _template: Template
     _padding_side: str
+    _truncation_side: str
     _pad_token_id: int | None
     _has_specials: bool
     bug_compat: bool
@@ -282,6 +314,18 @@ class HFBatches:
         self._padding_side = side
 
     @property
+    def truncation_side(self) -> str:
+        """Which end of a text truncation keeps: "right" cuts the end, "left" the beginning
+        (keeping the last ids), as in transformers."""
+        return self._truncation_side
+
+    @truncation_side.setter
+    def truncation_side(self, side: str) -> None:
+        if side not in ("left", "right"):
+            raise ValueError(f"truncation_side must be 'left' or 'right', got {side!r}")
+        self._truncation_side = side
+
+    @property
     def pad_token_id(self) -> int | None:
         """The id padding writes, as in transformers; None: the model's own (``pad_id``)."""
         return self._pad_token_id
@@ -292,28 +336,36 @@ class HFBatches:
             if isinstance(token_id, (bool, float)) or not hasattr(token_id, "__index__"):
                 raise TypeError(f"pad_token_id must be an int or None, got {type(token_id).__name__}")
             token_id = token_id.__index__()  # a numpy integer becomes an int
-            if token_id < 0:
-                raise ValueError(f"pad_token_id must not be negative, got {token_id}")
+            if not 0 <= token_id < 1 << 63:  # what the padded int64 arrays hold
+                raise ValueError(f"pad_token_id must be in 0..2**63-1, got {token_id}")
         self._pad_token_id = token_id
 
     def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
-                 padding: bool | str = False, truncation: bool | str = False, max_length: int | None = None,
-                 pad_to_multiple_of: int | None = None, return_tensors: str | None = None,
-                 return_attention_mask: bool = True, return_offsets_mapping: bool = False,
-                 split_special_tokens: bool = False, num_threads: int | None = None) -> BatchEncoding:
+                 padding: bool | str = False, truncation: bool | str | None = None, max_length: int | None = None,
+                 pad_to_multiple_of: int | None = None, padding_side: str | None = None,
+                 return_tensors: str | None = None, return_attention_mask: bool = True,
+                 return_offsets_mapping: bool = False, split_special_tokens: bool = False,
+                 num_threads: int | None = None) -> BatchEncoding:
         """Encode a text or a batch as transformers tokenizers do: a ``BatchEncoding`` (a
         dict) with ``input_ids``, ``attention_mask`` and, with ``return_offsets_mapping``,
         ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for bytes
         input; (0, 0) for template and padding tokens). ``padding``: False, True or
         "longest", "max_length"; ``truncation`` cuts each text to ``max_length`` ids
-        (the template's counted); ``return_tensors="np"`` gives 2-D int64 arrays, filled in
+        (the template's counted) at its ``truncation_side``; left unset, it is on when
+        ``max_length`` is given without padding, as in transformers; ``padding_side``
+        overrides the tokenizer's for this call; ``return_tensors="np"`` gives 2-D int64 arrays, filled in
         compiled code from the codec's flat batch. A single text gives flat lists (or arrays of
         one row), as in transformers."""
-        mode, truncate = check_options(padding, truncation, max_length, pad_to_multiple_of, return_tensors)
+        mode, truncate, max_length, pad_to_multiple_of = check_options(padding, truncation, max_length,
+                                                                        pad_to_multiple_of, return_tensors)
+        num_threads = checked_threads(num_threads)
+        if padding_side not in (None, "left", "right"):
+            raise ValueError(f"padding_side must be 'left', 'right' or None, got {padding_side!r}")
         texts, single = batch_of(text)
         template = self._template if add_special_tokens else NO_TEMPLATE
         shape = Shape(mode, truncate, max_length, pad_to_multiple_of, self._padding_id(),
-                      self.padding_side == "left", return_attention_mask)
+                      (padding_side or self.padding_side) == "left", return_attention_mask,
+                      self.truncation_side == "left")
         if return_tensors == "np":
             flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
             return BatchEncoding(padded_arrays(flat, starts, template, shape, spans, num_threads or usable_cpus()))
@@ -335,7 +387,7 @@ class HFBatches:
         """(ids, offsets): each token's (start, end) in ``text``, in chars for a str and in
         bytes for bytes; a token that holds part of a char (a byte-fallback token) gets
         that char's span, so ``text[start:end]`` is the text each token is part of."""
-        flat, _, spans = self._flat_batch([text], split_special_tokens, True, 1)
+        flat, _, spans = self._flat_batch([_plain_text(text, "text")], split_special_tokens, True, 1)
         assert spans is not None
         return flat.tolist(), [tuple(pair) for pair in spans.tolist()]  # type: ignore[misc]
 

@@ -12,7 +12,7 @@ stay in the input's own units.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 
 class SpecialTokens:
@@ -36,6 +36,9 @@ class SpecialTokens:
         if isinstance(tokens, (str, bytes)):
             raise TypeError("tokens must be a list of special tokens, got one "
                             f"{type(tokens).__name__} (write [{tokens!r}])")
+        if isinstance(tokens, Mapping):  # transformers' {"pad_token": "<pad>"}: its keys are roles, not tokens
+            raise TypeError(f"tokens must be a list of special tokens, got a {type(tokens).__name__} (transformers' "
+                            f"form, whose keys are roles): write {list(tokens.values())!r}")
         added = 0
         for i, token in enumerate(tokens):
             if isinstance(token, str):
@@ -81,8 +84,8 @@ class SpecialTokens:
             if self._text is None:
                 texts = []
                 for data in self.ids:
-                    try:
-                        texts.append(data.decode("utf-8"))
+                    try:  # a lone surrogate is kept as add took it (surrogatepass), as str input is encoded
+                        texts.append(data.decode("utf-8", "surrogatepass"))
                     except UnicodeDecodeError:
                         continue  # bytes that are no text: matched in bytes input only
                 self._text = _alternation(texts) if texts else re.compile(r"(?!x)x")

@@ -68,5 +68,29 @@ def added_tokens(document: dict[str, Any]) -> list[tuple[bytes, int]]:
 
 
 def template(document: dict[str, Any]) -> str:
+    """The template for single texts (``set_template``'s form, ``"<S> $A </S>"``), from a
+    ``TemplateProcessing`` post-processor written as bbpe writes it (a str) or as HF
+    ``tokenizers`` does (a list of ``{"SpecialToken": {"id": token}}`` and
+    ``{"Sequence": {"id": "A"}}``); ValueError for any other."""
     processor = document.get("post_processor")
-    return processor.get("single", "$A") if isinstance(processor, dict) else "$A"
+    if processor is None:
+        return "$A"
+    if not isinstance(processor, dict) or processor.get("type") != "TemplateProcessing":
+        kind = processor.get("type") if isinstance(processor, dict) else type(processor).__name__
+        raise ValueError(f"post_processor {kind!r} is not one bbpe applies (a TemplateProcessing)")
+    single = processor.get("single", "$A")
+    if isinstance(single, str):
+        return single
+    if not isinstance(single, list):
+        raise TypeError(f"post_processor: 'single' must be a str or a list, got {type(single).__name__}")
+    words = []
+    for piece in single:  # HF's form: tokenizers/src/processors/template.rs, Piece
+        if isinstance(piece, dict) and isinstance(piece.get("Sequence"), dict) and piece["Sequence"].get("id") == "A":
+            words.append("$A")
+        elif isinstance(piece, dict) and isinstance(piece.get("SpecialToken"), dict) and isinstance(
+                token := piece["SpecialToken"].get("id"), str) and token and not any(c.isspace() for c in token):
+            words.append(token)
+        else:
+            raise ValueError(f"post_processor: {piece!r} is not a piece of a single-text template "
+                             "({'Sequence': {'id': 'A'}} or {'SpecialToken': {'id': token}}, the token without spaces)")
+    return " ".join(words)

@@ -56,7 +56,7 @@ class VocabularyAccess:
         tokens read the same). Raises UnknownIdError for an id not in the vocabulary."""
         return token_text(self.token_bytes(token_id))
 
-    def token_to_id(self, token: str | bytes) -> int | None:
+    def token_to_id(self, token: str | bytes | bytearray | memoryview) -> int | None:
         """The id of a token given as text (the form ``id_to_token`` gives) or as bytes, or
         None when it is not in the vocabulary."""
         if isinstance(token, str):
@@ -71,17 +71,19 @@ class VocabularyAccess:
         """``id_to_token`` of each id (of one id: its token), as transformers has it."""
         if _is_one_id(ids):
             return self.id_to_token(ids)  # type: ignore[arg-type]
-        return [self.id_to_token(i) for i in _as_id_list(ids)]
+        return [token_text(self.token_bytes(self._checked_id(i, position, f"ids[{position}]")))
+                for position, i in enumerate(_as_id_list(ids))]
 
-    def convert_tokens_to_ids(self, tokens: str | bytes | Iterable[str | bytes]) -> int | None | list[int | None]:
+    def convert_tokens_to_ids(self, tokens: str | bytes | bytearray | memoryview | Iterable[str | bytes]
+                              ) -> int | None | list[int | None]:
         """``token_to_id`` of each token (of one token: its id)."""
-        if isinstance(tokens, (str, bytes)):
+        if isinstance(tokens, (str, bytes, bytearray, memoryview)):  # one token, as token_to_id takes it
             return self.token_to_id(tokens)
         return [self.token_to_id(t) for t in tokens]
 
-    def _checked_id(self, token_id: object, position: int = 0) -> int:
+    def _checked_id(self, token_id: object, position: int = 0, name: str = "an id") -> int:
         if isinstance(token_id, float) or not hasattr(token_id, "__index__"):
-            raise TypeError(f"an id must be an integer, got {type(token_id).__name__}")
+            raise TypeError(f"{name} must be an integer, got {type(token_id).__name__}")
         kid = token_id.__index__()
         if not 0 <= kid < len(self) or kid >= len(self._keys) and kid not in self._specials.by_id:
             raise UnknownIdError(kid, position, len(self))
@@ -118,6 +120,8 @@ class VocabularyAccess:
         """What ``add_special_tokens=True`` puts around each text, as HF's
         ``TemplateProcessing`` writes it: ``"<S> $A </S>"`` (each other word a token of the
         vocabulary or a special token, as text). None by default: the C++ adds nothing."""
+        if not isinstance(single, str):
+            raise TypeError(f"the template must be a str such as '<S> $A </S>', got {type(single).__name__}")
         words = single.split()
         if words.count("$A") != 1:
             raise ValueError(f"the template must hold $A once, got {single!r}")
