@@ -7,11 +7,28 @@ any bbpe tokenizer object, so that ``save_pretrained``/``from_pretrained``, ``__
     from bbpe.hf import BbpeTokenizer
     hf_tok = BbpeTokenizer(bbpe.load("model.bin"))     # or BbpeTokenizer.from_pretrained(directory)
 
-An optional extra: ``import bbpe`` never imports this module, nor transformers. The
-model's own tokens come from the bbpe tokenizer (tokens as text in ``id_to_token``'s
-form); transformers' added tokens and special-token attributes (``pad_token``,
-``bos_token``, ``eos_token``: by default XBBPE's ``<P>``, ``<S>``, ``</S>``) work as in any
-slow tokenizer. ``save_pretrained`` writes the model as bbpe's JSON file (``bbpe.json``).
+An optional extra: ``import bbpe`` never imports this module, nor transformers.
+
+The wrapper gives the ids and masks the bbpe tokenizer's own ``tok(texts, ...)`` gives:
+
+- its template (``set_template("<S> $A </S>")``) is what ``add_special_tokens=True`` adds
+  (read at each call; a pair of texts gets the prefix, both texts, then the suffix);
+- its ``padding_side``, ``truncation_side`` and pad id (``pad_token_id``, else the model's
+  ``<P>``) are the wrapper's unless ``padding_side=``, ``truncation_side=`` or
+  ``pad_token=`` are passed; ``bos_token`` and ``eos_token`` default to XBBPE's ``<S>``,
+  ``</S>``;
+- its added special tokens are special tokens of the wrapper, with the same ids (in
+  ``all_special_tokens``, skipped by ``decode(..., skip_special_tokens=True)``, marked by
+  ``get_special_tokens_mask``), shown as ``id_to_token`` shows them.
+
+Tokens are text in ``id_to_token``'s form; an unknown token's id is ``unk_token_id``
+(None). ``return_offsets_mapping=True`` gives each token's (start, end) in the text's
+chars, (0, 0) for template and padding tokens (single texts, not pairs).
+``save_pretrained`` writes the model as bbpe's JSON file (``bbpe.json``, template and
+special tokens included); load it with ``BbpeTokenizer.from_pretrained(directory)``:
+``AutoTokenizer`` knows only transformers' own classes, remote code, and classes
+registered against a model config, which bbpe does not have. Pickling and ``deepcopy``
+keep the whole current state.
 """
 
 from __future__ import annotations
@@ -19,12 +36,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 try:
-    from transformers import AddedToken, PreTrainedTokenizer
+    from transformers import AddedToken, BatchEncoding, PreTrainedTokenizer
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
 
-from .common.token_text import token_bytes
+from .common.batch import char_spans
+from .common.token_text import token_bytes, token_text
 from .tokenizer import Tokenizer
 
 MODEL_FILE = "bbpe.json"
@@ -38,7 +58,8 @@ class BbpeTokenizer(PreTrainedTokenizer):
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012
 
     def __init__(self, tokenizer: Tokenizer | None = None, model_file: str | os.PathLike[str] | None = None,
-                 *, pad_token: str = "<P>", bos_token: str = "<S>", eos_token: str = "</S>", **kwargs: Any) -> None:
+                 *, pad_token: str | AddedToken | None = None, bos_token: str = "<S>", eos_token: str = "</S>",
+                 **kwargs: Any) -> None:
         if tokenizer is None:
             if model_file is None:
                 raise TypeError("BbpeTokenizer needs a bbpe tokenizer, or model_file (from_pretrained gives it)")
@@ -47,12 +68,26 @@ class BbpeTokenizer(PreTrainedTokenizer):
             raise TypeError(f"BbpeTokenizer's first argument must be a bbpe tokenizer, got {type(tokenizer).__name__}")
         self.bbpe = tokenizer
         # the bbpe tokenizer's added special tokens, as transformers' added tokens with the
-        # same ids: transformers cuts them out of the text before _tokenize sees it
-        added = {kid: AddedToken(text, special=True, normalized=False)
-                 for text, kid in _added_texts(tokenizer).items()}
-        added.update(kwargs.pop("added_tokens_decoder", None) or {})
+        # same ids and in id_to_token's form (a special "<0xE5>" reads "<0x3C>0xE5>", not as
+        # the byte 0xE5); special whatever extra_special_tokens holds (all_special_tokens)
+        own = {kid: AddedToken(token_text(data), special=True, normalized=False)
+               for data, kid in tokenizer.added_special_tokens.items()}
+        self._own_specials = [token.content for token in own.values()]
+        added = {**own, **(kwargs.pop("added_tokens_decoder", None) or {})}
+        kwargs.setdefault("padding_side", tokenizer.padding_side)
+        kwargs.setdefault("truncation_side", tokenizer.truncation_side)
+        if pad_token is None:  # what the bbpe tokenizer pads with
+            pad_token = tokenizer.id_to_token(tokenizer._padding_id())
         super().__init__(pad_token=pad_token, bos_token=bos_token, eos_token=eos_token,
                          added_tokens_decoder=added, **kwargs)
+
+    @property
+    def all_special_tokens(self) -> list[str]:
+        # what decode(skip_special_tokens=True) skips and get_special_tokens_mask marks: the
+        # named and extra special tokens, and the bbpe tokenizer's own (HF tokenizers skips
+        # every special added token, even one add_special_tokens({...}) left out of the extras)
+        tokens = super().all_special_tokens
+        return tokens + [t for t in self._own_specials if t not in tokens]
 
     @property
     def vocab_size(self) -> int:
@@ -63,15 +98,23 @@ class BbpeTokenizer(PreTrainedTokenizer):
         vocab.update(self.added_tokens_encoder)
         return vocab
 
-    def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
-        # transformers has cut out its own added tokens already: the rest is plain text
-        return self.bbpe.convert_ids_to_tokens(self.bbpe.encode(text, split_special_tokens=True))  # type: ignore[return-value]
+    def tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        # transformers hands the whole text to _tokenize then: bbpe must split its specials too
+        if kwargs.get("split_special_tokens", self.split_special_tokens):
+            return self._tokens(self.bbpe.encode(text, split_special_tokens=True))
+        return super().tokenize(text, **kwargs)
 
-    def _convert_token_to_id(self, token: str) -> int:
+    def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        # transformers has cut out its added tokens already, but not a bbpe special whose
+        # text is not its token form (a "<0xE5>"): bbpe finds those
+        return self._tokens(self.bbpe.encode(text))
+
+    def _tokens(self, ids: list[int]) -> list[str]:
+        return self.bbpe.convert_ids_to_tokens(ids)  # type: ignore[return-value]
+
+    def _convert_token_to_id(self, token: str) -> int | None:
         kid = self.bbpe.token_to_id(token)
-        if kid is None:
-            raise KeyError(f"{token!r} is not a token of this bbpe vocabulary")
-        return kid
+        return self.unk_token_id if kid is None else kid  # as transformers: None without an unk token
 
     def _convert_id_to_token(self, index: int) -> str:
         return self.bbpe.id_to_token(index)
@@ -79,29 +122,69 @@ class BbpeTokenizer(PreTrainedTokenizer):
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
         return b"".join(token_bytes(t) for t in tokens).decode("utf-8", "replace")
 
+    # the bbpe tokenizer's template, for add_special_tokens=True
+
+    def build_inputs_with_special_tokens(self, token_ids_0: list[int],
+                                         token_ids_1: list[int] | None = None) -> list[int]:
+        template = self.bbpe._template
+        return [*template.prefix, *token_ids_0, *(token_ids_1 or ()), *template.suffix]
+
+    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
+                                already_has_special_tokens: bool = False) -> list[int]:
+        if already_has_special_tokens:
+            return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
+        template = self.bbpe._template
+        return [1] * len(template.prefix) + [0] * (len(token_ids_0) + len(token_ids_1 or ())) + [1] * len(template.suffix)
+
+    def num_special_tokens_to_add(self, pair: bool = False) -> int:
+        return self.bbpe._template.extra
+
+    # offsets, which transformers' slow tokenizers drop
+
+    def __call__(self, text: Any = None, *args: Any, return_offsets_mapping: bool = False,
+                 **kwargs: Any) -> BatchEncoding:
+        if not return_offsets_mapping:
+            return super().__call__(text, *args, **kwargs)
+        if args or any(kwargs.get(name) for name in ("text_pair", "text_target", "text_pair_target",
+                                                     "is_split_into_words", "return_overflowing_tokens")):
+            raise NotImplementedError("BbpeTokenizer gives offsets for single texts only: no pairs, targets, "
+                                      "words or overflowing tokens")
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("return_offsets_mapping=True needs a str or a list of str")
+        tensors = kwargs.pop("return_tensors", None)
+        keep_mask = kwargs.pop("return_special_tokens_mask", False)
+        split = bool(kwargs.get("split_special_tokens", self.split_special_tokens))
+        out = super().__call__(texts, return_special_tokens_mask=True, **kwargs)
+        # the text's tokens are where the mask has 0 (template and padding have 1), in order:
+        # all of them, or the first (last, truncating on the left) that truncation kept
+        rows = []
+        for t, mask in zip(texts, out["special_tokens_mask"]):
+            spans = self._spans(t, split)
+            kept = mask.count(0)
+            inner = iter(spans[len(spans) - kept:] if self.truncation_side == "left" else spans[:kept])
+            rows.append([(0, 0) if m else next(inner) for m in mask])
+        data = dict(out, offset_mapping=rows)
+        if not keep_mask:
+            del data["special_tokens_mask"]
+        if single and tensors is None:
+            data = {name: value[0] for name, value in data.items()}
+        return BatchEncoding(data, tensor_type=tensors)
+
+    def _spans(self, text: str, split: bool) -> list[tuple[int, int]]:
+        """Each token's (start, end) in ``text``'s chars, from the bytes of its id."""
+        ids = self.convert_tokens_to_ids(self.tokenize(text, split_special_tokens=split))
+        lengths = np.array([len(self.bbpe.token_bytes(i) if i < len(self.bbpe)
+                                else self._added_tokens_decoder[i].content.encode()) for i in ids], dtype=np.int64)
+        if lengths.sum() != len(text.encode("utf-8", "surrogatepass")):
+            raise ValueError("offsets: the tokens do not spell the text (an added token that strips spaces, "
+                             "or bug_compat=True)")
+        return [(a, b) for a, b in char_spans(text, lengths).tolist()]
+
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         if not os.path.isdir(save_directory):
             raise NotADirectoryError(f"{save_directory}: save_pretrained needs a directory")
         path = os.path.join(save_directory, (f"{filename_prefix}-" if filename_prefix else "") + MODEL_FILE)
         self.bbpe.save(path, format="json")
         return (path,)
-
-    def __reduce__(self) -> tuple:
-        return (_rebuilt, (self.bbpe, self.init_kwargs, self.added_tokens_decoder))
-
-
-def _rebuilt(tokenizer: Tokenizer, init_kwargs: dict, added: dict) -> BbpeTokenizer:
-    kwargs = {k: v for k, v in init_kwargs.items() if k not in ("tokenizer", "model_file")}
-    return BbpeTokenizer(tokenizer, added_tokens_decoder=added, **kwargs)
-
-
-def _added_texts(tokenizer: Tokenizer) -> dict[str, int]:
-    """The special tokens added to a bbpe tokenizer whose bytes are text (those transformers
-    can match), text -> id."""
-    out = {}
-    for data, kid in tokenizer.added_special_tokens.items():
-        try:
-            out[data.decode("utf-8")] = kid
-        except UnicodeDecodeError:
-            continue
-    return out

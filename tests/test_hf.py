@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 import subprocess
 import sys
@@ -65,6 +66,19 @@ def test_it_pickles(hf):
     assert again(TEXTS)["input_ids"] == hf(TEXTS)["input_ids"]
 
 
+def test_pickle_and_deepcopy_keep_what_was_set_after_construction(tok):
+    hf = BbpeTokenizer(tok)
+    hf.padding_side, hf.truncation_side, hf.pad_token, hf.model_max_length = "left", "left", "<S>", 4
+    hf.add_special_tokens({"additional_special_tokens": ["<extra>"]})
+    texts = ["床前明月光", "a<extra>"]
+    want = hf(texts, padding=True, truncation=True)["input_ids"]
+    for again in (pickle.loads(pickle.dumps(hf)), copy.deepcopy(hf)):
+        assert (again.padding_side, again.truncation_side, again.pad_token, again.model_max_length) == ("left", "left",
+                                                                                                        "<S>", 4)
+        assert again.all_special_tokens == hf.all_special_tokens and "<extra>" in again.all_special_tokens
+        assert again(texts, padding=True, truncation=True)["input_ids"] == want
+
+
 def test_bad_arguments():
     with pytest.raises(TypeError, match="needs a bbpe tokenizer"):
         BbpeTokenizer()
@@ -86,3 +100,91 @@ def test_special_tokens_added_on_the_bbpe_tokenizer_stay_whole(tok):
     assert hf(text)["input_ids"] == own.encode(text)
     assert hf.convert_tokens_to_ids("<|endoftext|>") == own.token_to_id("<|endoftext|>")
     assert hf.decode(hf(text)["input_ids"]) == text
+
+
+def _templated(tok):
+    own = copy.deepcopy(tok)
+    own.set_template("<S> $A </S>")
+    own.padding_side = own.truncation_side = "left"
+    own.pad_token_id = own.token_to_id("，")
+    return own
+
+
+CALLS = [{}, {"padding": True}, {"padding": True, "truncation": True, "max_length": 5},
+         {"padding": "max_length", "max_length": 30, "pad_to_multiple_of": 8}, {"add_special_tokens": False, "padding": True}]
+
+
+def test_the_template_padding_side_and_pad_id_are_the_bbpe_tokenizers(tok, tmp_path):
+    own = _templated(tok)
+    hf = BbpeTokenizer(own)
+    assert (hf.padding_side, hf.truncation_side, hf.pad_token_id) == ("left", "left", own.token_to_id("，"))
+    BbpeTokenizer(own).save_pretrained(tmp_path)
+    for h in (hf, BbpeTokenizer.from_pretrained(tmp_path)):
+        for kwargs in CALLS:
+            got, want = h(TEXTS, **kwargs), own(TEXTS, **kwargs)
+            assert (got["input_ids"], got["attention_mask"]) == (want["input_ids"], want["attention_mask"]), kwargs
+        assert h(TEXTS[1])["input_ids"] == [own.bos_id, *own.encode(TEXTS[1]), own.eos_id]
+    assert hf.num_special_tokens_to_add() == 2 and hf.get_special_tokens_mask([5, 6]) == [1, 0, 0, 1]
+    assert hf(TEXTS[1], return_special_tokens_mask=True)["special_tokens_mask"] == [1] + [0] * len(own.encode(TEXTS[1])) + [1]
+    assert hf.decode(hf(TEXTS[1])["input_ids"], skip_special_tokens=True) == TEXTS[1]
+    # what the caller passes wins
+    plain = BbpeTokenizer(own, padding_side="right", pad_token="<P>")
+    assert plain(["a", "bb"], padding=True)["input_ids"] == [[own.bos_id, 97, own.eos_id, own.pad_id],
+                                                             [own.bos_id, 98, 98, own.eos_id]]
+
+
+def test_the_bbpe_tokenizers_special_tokens_are_special(tok):
+    own = copy.deepcopy(tok)
+    own.add_special_tokens(["<|endoftext|>"])
+    end = own.token_to_id("<|endoftext|>")
+    hf = BbpeTokenizer(own)
+    ids = hf("床前<|endoftext|>明月")["input_ids"]
+    assert "<|endoftext|>" in hf.all_special_tokens and end in hf.all_special_ids
+    assert hf.decode(ids, skip_special_tokens=True) == "床前明月"
+    assert hf.batch_decode([ids], skip_special_tokens=True) == ["床前明月"]
+    assert hf.get_special_tokens_mask(ids, already_has_special_tokens=True) == [int(i == end) for i in ids]
+    # still special once add_special_tokens({...}) replaced transformers' extra special tokens
+    hf.add_special_tokens({"additional_special_tokens": ["<extra>"]})
+    assert hf.decode(ids, skip_special_tokens=True) == "床前明月" and end in hf.all_special_ids
+
+
+def test_an_unknown_token_gets_unk_token_id(hf):
+    assert hf.unk_token_id is None
+    assert hf.convert_tokens_to_ids(["前", "not-a-token"]) == [hf.bbpe.token_to_id("前"), None]
+    assert hf.convert_tokens_to_ids("not-a-token") is None
+
+
+def test_a_special_token_that_reads_like_a_byte_token(tok):
+    own = copy.deepcopy(tok)
+    own.add_special_tokens(["<0xE5>"])
+    hf = BbpeTokenizer(own)
+    for text in ("床", "x<0xE5>y", "床<0xE5>"):
+        assert hf(text)["input_ids"] == own.encode(text)
+        assert hf.decode(hf(text)["input_ids"]) == text
+    assert hf.decode(hf("x<0xE5>y")["input_ids"], skip_special_tokens=True) == "xy"
+    assert hf("x<0xE5>y", split_special_tokens=True)["input_ids"] == own.encode("x<0xE5>y", split_special_tokens=True)
+
+
+def test_offsets_as_the_bbpe_tokenizer_gives_them(tok):
+    own = _templated(tok)
+    own.add_special_tokens(["<|e|>"])
+    hf = BbpeTokenizer(own)
+    texts = [*TEXTS, "a<|e|>b😀", ""]
+    for side in ("left", "right"):
+        own.padding_side = hf.padding_side = side
+        for kwargs in CALLS:
+            got = hf(texts, return_offsets_mapping=True, **kwargs)
+            want = own(texts, return_offsets_mapping=True, **kwargs)
+            assert got == want, kwargs
+    one = hf(TEXTS[0], return_offsets_mapping=True)
+    assert one["offset_mapping"] == [(0, 0), *own.encode_with_offsets(TEXTS[0])[1], (0, 0)]
+    assert "special_tokens_mask" not in one
+    array = hf(texts, return_offsets_mapping=True, padding=True, return_tensors="np")["offset_mapping"]
+    assert (array == own(texts, return_offsets_mapping=True, padding=True, return_tensors="np")["offset_mapping"]).all()
+    # truncating on the left keeps the last tokens, and their offsets
+    hf.truncation_side = "left"
+    cut = hf("床前明月光", return_offsets_mapping=True, truncation=True, max_length=4)
+    assert cut["input_ids"] == [own.bos_id, *own.encode("床前明月光")[-2:], own.eos_id]
+    assert cut["offset_mapping"] == [(0, 0), *own.encode_with_offsets("床前明月光")[1][-2:], (0, 0)]
+    with pytest.raises(NotImplementedError, match="single texts"):
+        hf("床前", "明月", return_offsets_mapping=True)
