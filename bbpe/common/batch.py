@@ -271,6 +271,13 @@ def plain_batch(texts: list) -> list[str | bytes]:
     return [t if type(t) in (str, bytes) else _plain_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
 
 
+def _side(name: str, side: object) -> str:
+    """A padding or truncation side, checked: "left" or "right", as transformers has them."""
+    if side not in ("left", "right"):
+        raise ValueError(f"{name} must be 'left' or 'right', got {side!r}")
+    return side  # type: ignore[return-value]
+
+
 def batch_of(texts: object) -> tuple[list, bool]:
     """(the texts as a list, whether one text was given rather than a batch)."""
     if isinstance(texts, (str, bytes, bytearray, memoryview)):
@@ -309,9 +316,7 @@ class HFBatches:
 
     @padding_side.setter
     def padding_side(self, side: str) -> None:
-        if side not in ("left", "right"):
-            raise ValueError(f"padding_side must be 'left' or 'right', got {side!r}")
-        self._padding_side = side
+        self._padding_side = _side("padding_side", side)
 
     @property
     def truncation_side(self) -> str:
@@ -321,9 +326,7 @@ class HFBatches:
 
     @truncation_side.setter
     def truncation_side(self, side: str) -> None:
-        if side not in ("left", "right"):
-            raise ValueError(f"truncation_side must be 'left' or 'right', got {side!r}")
-        self._truncation_side = side
+        self._truncation_side = _side("truncation_side", side)
 
     @property
     def pad_token_id(self) -> int | None:
