@@ -71,8 +71,13 @@ class VocabularyAccess:
         """``id_to_token`` of each id (of one id: its token), as transformers has it."""
         if _is_one_id(ids):
             return self.id_to_token(ids)  # type: ignore[arg-type]
-        return [token_text(self.token_bytes(self._checked_id(i, position, f"ids[{position}]")))
-                for position, i in enumerate(_as_id_list(ids))]
+        items = _as_id_list(ids)
+        try:  # each id checked once, by token_bytes
+            return [self.id_to_token(i) for i in items]
+        except (TypeError, UnknownIdError):  # the bad one again, named by its position among all
+            for position, i in enumerate(items):
+                self._checked_id(i, position, f"ids[{position}]")
+            raise
 
     def convert_tokens_to_ids(self, tokens: str | bytes | bytearray | memoryview | Iterable[str | bytes]
                               ) -> int | None | list[int | None]:
