@@ -33,6 +33,7 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
 from .common import tokenizer_json
+from .common.arguments import int_argument
 from .common.batch import HFBatches, Template, plain_batch
 from .common.blocks import block_lines, split_lines
 from .common.corpus import Corpus
@@ -40,7 +41,7 @@ from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
 from .common.specials import SpecialTokens
-from .common.threads import checked_threads, shared_pool
+from .common.threads import shared_pool
 from .common.token_text import token_bytes, token_text
 from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
@@ -400,7 +401,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         special tokens are matched whole, unless ``split_special_tokens``."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
-        num_threads = checked_threads(num_threads)
+        num_threads = int_argument("num_threads", num_threads, "a positive int", 1)
         data: list[str | bytes]
         if gbk:
             data = [self._utf8(t, gbk, f"texts[{i}]") for i, t in enumerate(_text_list(texts))]

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
+from .arguments import int_argument
 from .resources import usable_cpus
-from .threads import checked_threads, shared_pool
+from .threads import shared_pool
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
 MAX_WIDTH = 1 << 40  # no row is padded past this: a width beyond it is a mistaken max_length
@@ -96,7 +97,8 @@ def check_options(padding: object, truncation: object, max_length: object, pad_t
                          f"got {truncation!r}")
     if return_tensors not in (None, "np"):
         raise ValueError(f"return_tensors must be None or 'np', got {return_tensors!r}")
-    max_length, pad_to_multiple_of = _size("max_length", max_length), _size("pad_to_multiple_of", pad_to_multiple_of)
+    max_length = int_argument("max_length", max_length, "a positive int", 1)
+    pad_to_multiple_of = int_argument("pad_to_multiple_of", pad_to_multiple_of, "a positive int", 1)
     mode = "none" if padding in (False, "do_not_pad") else "max_length" if padding == "max_length" else "longest"
     if truncation is None:  # transformers: max_length alone, without padding, truncates (tokenization_utils_base)
         truncation = max_length is not None and padding is False
@@ -110,18 +112,6 @@ def check_options(padding: object, truncation: object, max_length: object, pad_t
                          f"multiple of pad_to_multiple_of ({pad_to_multiple_of}): rows would be longer than it "
                          "(transformers refuses it too)")
     return mode, truncate, max_length, pad_to_multiple_of
-
-
-def _size(name: str, value: object) -> int | None:
-    """A positive int (numpy integers too) or None; ValueError/TypeError naming it otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, float)) or not hasattr(value, "__index__"):
-        raise TypeError(f"{name} must be a positive int or None, got {type(value).__name__}")
-    size = value.__index__()
-    if size < 1:
-        raise ValueError(f"{name} must be a positive int or None, got {size}")
-    return size
 
 
 def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int]:
@@ -335,13 +325,8 @@ class HFBatches:
 
     @pad_token_id.setter
     def pad_token_id(self, token_id: int | None) -> None:
-        if token_id is not None:
-            if isinstance(token_id, (bool, float)) or not hasattr(token_id, "__index__"):
-                raise TypeError(f"pad_token_id must be an int or None, got {type(token_id).__name__}")
-            token_id = token_id.__index__()  # a numpy integer becomes an int
-            if not 0 <= token_id < 1 << 63:  # what the padded int64 arrays hold
-                raise ValueError(f"pad_token_id must be in 0..2**63-1, got {token_id}")
-        self._pad_token_id = token_id
+        # 0..2**63-1: what the padded int64 arrays hold
+        self._pad_token_id = int_argument("pad_token_id", token_id, "an int", 0, 1 << 63)
 
     def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
                  padding: bool | str = False, truncation: bool | str | None = None, max_length: int | None = None,
@@ -361,9 +346,9 @@ class HFBatches:
         one row), as in transformers."""
         mode, truncate, max_length, pad_to_multiple_of = check_options(padding, truncation, max_length,
                                                                         pad_to_multiple_of, return_tensors)
-        num_threads = checked_threads(num_threads)
-        if padding_side not in (None, "left", "right"):
-            raise ValueError(f"padding_side must be 'left', 'right' or None, got {padding_side!r}")
+        num_threads = int_argument("num_threads", num_threads, "a positive int", 1)
+        if padding_side is not None:
+            _side("padding_side", padding_side)
         texts, single = batch_of(text)
         template = self._template if add_special_tokens else NO_TEMPLATE
         shape = Shape(mode, truncate, max_length, pad_to_multiple_of, self._padding_id(),

@@ -14,17 +14,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def checked_threads(num_threads: object) -> int | None:
-    """A ``num_threads`` argument, checked: a positive int, or None (every usable CPU)."""
-    if num_threads is None:
-        return None
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
-        raise TypeError(f"num_threads must be a positive int or None, got {type(num_threads).__name__}")
-    if num_threads < 1:
-        raise ValueError(f"num_threads must be a positive int or None, got {num_threads}")
-    return num_threads
-
-
 def on_threads(task: Callable[[int], T], n: int) -> list[T]:
     """[task(0), ..., task(n - 1)], task(0) on this thread and each other on one of its own;
     an exception in any of them is raised here."""
