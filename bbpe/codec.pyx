@@ -1205,10 +1205,9 @@ def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t
                bint left, bint mask, bint keep_end=False):
     """A batch as lists, the HF way, in one C pass: (ids, masks or None). Row r of ``ids``
     is ``prefix + rows[r][:cap] + suffix`` (``rows[r][-cap:]`` with ``keep_end``; all of the
-    row when ``cap`` < 0), padded with
-    ``pad_id`` to ``width`` when it is shorter (before it when ``left``; a longer row stays
-    as it is, as transformers leaves it); row r of ``masks`` is 1 under those ids and 0
-    under the padding.
+    row when ``cap`` < 0), padded with ``pad_id`` to ``width`` when it is shorter (before it
+    when ``left``; a longer row stays as it is, as transformers leaves it); row r of
+    ``masks`` is 1 under those ids and 0 under the padding.
 
     Every list it returns holds only ints and is untracked by the collector, like the
     encoder's (see ``Model._as_list``): a kept batch costs the collections nothing. The
