@@ -9,10 +9,12 @@ $BBPE_BENCH_MODELS, default /tmp/bbpe-bench-models): bbpe with `bbpe train`; tik
 `Encoding` built offline from the mergeable ranks of a byte-level BPE trained with rustbpe;
 HF tokenizers (WhitespaceSplit + Punctuation), sentencepiece (bpe, character_coverage 1.0,
 byte_fallback) and YouTokenToMe with their own trainers. Input: the corpus's lines as str.
-Throughput is UTF-8 megabytes of input per second, best of --repeat runs, warm, each run
-from a clean heap (``gc.collect()`` first) with every result kept until it ends: with
-Python's cyclic garbage collector on, as in a user's program (the headline), and off (as
-timeit measures). "single": one call per line, one thread. "batch": each tool's batch API
+Throughput is UTF-8 megabytes of input per second, best of --repeat rounds (each runs
+every measured call of a table once, so that a slow spell of the VM falls on all of them
+alike), warm, each run from a clean heap (``gc.collect()``, then glibc's ``malloc_trim``,
+so that every run's results go into pages new from the kernel) with every result kept
+until it ends: with Python's cyclic garbage collector on, as in a user's program (the
+headline), and off (as timeit measures). "single": one call per line, one thread. "batch": each tool's batch API
 on 2 threads. Decode: one call per line, tokens per second. For bbpe also the calls of a
 training pipeline (``tok(lines)``, ``tok(lines, padding=True, return_tensors="np")``)
 against its ``encode_batch`` on the same lines, in batches of 32, of 1000 and in one call,
@@ -22,6 +24,7 @@ with transformers' fast tokenizer over the HF tokenizers model for reference.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import os
 import subprocess
@@ -35,6 +38,10 @@ os.environ.setdefault("RAYON_NUM_THREADS", "2")  # HF tokenizers' batch threads,
 
 from _common import HERE, corpus, machine, publish, versions
 
+try:  # glibc's malloc_trim, for clean_heap
+    _LIBC = ctypes.CDLL("libc.so.6")
+except OSError:
+    _LIBC = None
 MODELS = Path(os.environ.get("BBPE_BENCH_MODELS", "/tmp/bbpe-bench-models"))
 VOCAB = 32000
 CORPORA = ["zh-large", "mixed", "en-large"]
@@ -130,31 +137,54 @@ def load(tool: str, name: str):
 
 # ----------------------------------------------------------------------------- timing
 
+def clean_heap() -> None:
+    """No garbage left, and the freed memory given back to the system, so that every run
+    writes its results into pages it gets from the kernel, whichever run came before (a
+    run after one that freed hundreds of MB would otherwise reuse them: faster, and by
+    the luck of the order)."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
 def best(fn, repeat: int, collector: bool = True) -> float:
     """The best time of ``repeat`` runs of ``fn``, each from a clean heap, its result kept
     until the run ends; the cyclic collector on (as in a user's program) or off."""
-    times = []
+    return best_in_rounds({"": (fn, collector)}, repeat)[""]
+
+
+def best_in_rounds(runs: dict, repeat: int) -> dict:
+    """The best time of each of ``runs`` ({name: (fn, collector)}) over ``repeat`` rounds
+    that run every one once, each from a clean heap, its result kept until it ends: a slow
+    or fast spell of the VM falls on all of them alike, so their ratios hold."""
+    times: dict = {name: [] for name in runs}
     for _ in range(repeat):
-        gc.collect()
-        if not collector:
-            gc.disable()
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-        gc.enable()
-        del result
-    return min(times)
+        for name, (fn, collector) in runs.items():
+            clean_heap()
+            if not collector:
+                gc.disable()
+            start = time.perf_counter()
+            result = fn()
+            times[name].append(time.perf_counter() - start)
+            gc.enable()
+            del result
+    return {name: min(t) for name, t in times.items()}
 
 
-def measure(tool: str, name: str, lines: list[str], nbytes: int, repeat: int) -> dict:
-    encode, batch, decode = load(tool, name)
-    encoded = [encode(line) for line in lines]  # warm up, and the ids to decode
-    ntokens = sum(map(len, encoded))
-    out = {"tpb": ntokens / nbytes}
-    for collector, suffix in ((True, ""), (False, "_gc_off")):
-        out["single" + suffix] = nbytes / best(lambda: [encode(line) for line in lines], repeat, collector) / 1e6
-        out["batch" + suffix] = nbytes / best(lambda: batch(lines), repeat, collector) / 1e6
-    out["decode"] = ntokens / best(lambda: [decode(ids) for ids in encoded], repeat) / 1e6
+def measure(name: str, lines: list[str], nbytes: int, repeat: int) -> dict:
+    """Every tool's columns on one corpus, {tool: {column: figure}}, all in the same rounds."""
+    runs, ntokens, out = {}, {}, {}
+    for tool in TOOLS:
+        encode, batch, decode = load(tool, name)
+        encoded = [encode(line) for line in lines]  # warm up, and the ids to decode
+        ntokens[tool] = sum(map(len, encoded))
+        out[tool] = {"tpb": ntokens[tool] / nbytes}
+        for collector, suffix in ((True, ""), (False, "_gc_off")):
+            runs[tool, "single" + suffix] = (lambda encode=encode: [encode(line) for line in lines]), collector
+            runs[tool, "batch" + suffix] = (lambda batch=batch: batch(lines)), collector
+        runs[tool, "decode"] = (lambda decode=decode, encoded=encoded: [decode(ids) for ids in encoded]), True
+    for (tool, column), seconds in best_in_rounds(runs, repeat).items():
+        out[tool][column] = (ntokens[tool] if column == "decode" else nbytes) / seconds / 1e6
     return out
 
 
@@ -238,15 +268,18 @@ def hf_calls(name: str, lines: list[str], nbytes: int, repeat: int) -> dict:
         step = size or len(lines)
         parts = [lines[i : i + step] for i in range(0, len(lines), step)]
         shapes = [(len(p), int(lengths[i : i + step].max(initial=0))) for i, p in zip(range(0, len(lines), step), parts)]
-        with ThreadPoolExecutor(2) as pool:
-            out[FLOOR][size] = nbytes / best(partial(_write_arrays, shapes, tok.pad_id, pool), repeat) / 1e6
+        runs = {}
         for call, fn in calls.items():
             if call.startswith("transformers") and size is None:
                 continue
             fn(parts[0])  # warm
-            out[call][size] = nbytes / best(lambda fn=fn, parts=parts: [fn(p) for p in parts], repeat) / 1e6
+            runs[call] = (lambda fn=fn, parts=parts: [fn(p) for p in parts]), True
             if call in (ARRAYS, PADDED):
-                out[call + DROPPED][size] = nbytes / best(partial(_dropping(fn), parts), repeat) / 1e6
+                runs[call + DROPPED] = partial(_dropping(fn), parts), True
+        with ThreadPoolExecutor(2) as pool:
+            runs[FLOOR] = partial(_write_arrays, shapes, tok.pad_id, pool), True
+            for call, seconds in best_in_rounds(runs, repeat).items():
+                out[call][size] = nbytes / seconds / 1e6
         widths = [lengths[i : i + step].max() * len(lengths[i : i + step]) for i in range(0, len(lengths), step)]
         out["cells"][size] = sum(widths) / lengths.sum()
     return out
@@ -292,8 +325,8 @@ def hf_table(calls: dict, name: str) -> list[str]:
     """The transformers-style calls: MB/s per batch size, and the padded arrays' ratios."""
     sizes = list(BATCH_SIZES)
     head = " | ".join(_size_label(size) for size in sizes)
-    rows = [(f"\nThe calls of a training pipeline, {name}, bbpe (2 threads): MB/s, each run from a clean heap with "
-            "its results kept, the collector on. transformers: `PreTrainedTokenizerFast` over the HF tokenizers "
+    rows = [(f"\nThe calls of a training pipeline, {name}, bbpe (2 threads): MB/s, best of rounds that run each "
+            "call of a column once, each run from a clean heap with its results kept, the collector on. transformers: `PreTrainedTokenizerFast` over the HF tokenizers "
             "model, for reference.\n"), f"| call | {head} |", "| --- |" + " ---: |" * len(sizes)]
     for call, figures in calls.items():
         if call == "cells":
@@ -366,9 +399,8 @@ def main() -> None:
         train_models(name, path)
         lines = path.read_text(encoding="utf-8").split("\n")
         nbytes = sum(len(line.encode()) for line in lines)
-        results[name] = {}
-        for tool in TOOLS:
-            r = results[name][tool] = measure(tool, name, lines, nbytes, args.repeat)
+        results[name] = measure(name, lines, nbytes, args.repeat)
+        for tool, r in results[name].items():
             print(f"{name:9s} {tool:14s} single {r['single']:7.1f} MB/s (GC off {r['single_gc_off']:7.1f})  "
                   f"batch {r['batch']:7.1f} MB/s (GC off {r['batch_gc_off']:7.1f})  decode {r['decode']:6.1f} M tok/s"
                   f"  tokens/byte {r['tpb']:.3f}", flush=True)
@@ -382,7 +414,8 @@ def main() -> None:
                  f"Versions: {versions(['bbpe', 'tiktoken', 'tokenizers', 'sentencepiece', 'youtokentome', 'rustbpe'])}.\n",
                  ("Each tool encodes the corpus's lines (str) with its own BPE model of 32000 trained on that corpus "
                  "(tiktoken: ranks from rustbpe's byte-level trainer). MB/s of UTF-8 input, best of "
-                 f"{args.repeat}, warm, each run from a clean heap with its results kept, Python's garbage "
+                 f"{args.repeat} rounds (each runs every column of every tool once), warm, each run from a clean heap "
+                 "(its freed memory given back to the system) with its results kept, Python's garbage "
                  "collector on (as in a user's program; off in the GC off columns). single = one call per line, "
                  "one thread; batch = the tool's batch call on 2 threads; decode = one call per line. ×: bbpe "
                  "divided by the best of tiktoken, YouTokenToMe and sentencepiece (HF tokenizers in brackets).\n"),
