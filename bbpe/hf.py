@@ -74,6 +74,8 @@ class BbpeTokenizer(PreTrainedTokenizer):
                for data, kid in tokenizer.added_special_tokens.items()}
         self._own_specials = [token.content for token in own.values()]
         added = {**own, **(kwargs.pop("added_tokens_decoder", None) or {})}
+        # decoding is exact: transformers 4.x's default would turn "a ." into "a."
+        kwargs.setdefault("clean_up_tokenization_spaces", False)
         kwargs.setdefault("padding_side", tokenizer.padding_side)
         kwargs.setdefault("truncation_side", tokenizer.truncation_side)
         if pad_token is None:  # what the bbpe tokenizer pads with
@@ -121,6 +123,16 @@ class BbpeTokenizer(PreTrainedTokenizer):
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
         return b"".join(token_bytes(t) for t in tokens).decode("utf-8", "replace")
+
+    def _decode(self, token_ids: int | list[int], skip_special_tokens: bool = False,
+                clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:
+        # the bytes of every token, added ones too, joined: transformers 4.x's own _decode
+        # puts a space around each added token and decodes the bytes between them apart
+        tokens = self.convert_ids_to_tokens(token_ids, skip_special_tokens=skip_special_tokens)
+        text = self.convert_tokens_to_string([tokens] if isinstance(tokens, str) else tokens)
+        if clean_up_tokenization_spaces is None:
+            clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
+        return self.clean_up_tokenization(text) if clean_up_tokenization_spaces else text
 
     # the bbpe tokenizer's template, for add_special_tokens=True
 

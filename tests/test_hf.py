@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TANG300
+from conftest import REPO, TANG300
 
 transformers = pytest.importorskip("transformers", reason="bbpe.hf needs transformers: pip install 'bbpe[hf]'")
 
@@ -59,6 +59,39 @@ def test_save_pretrained_and_from_pretrained(tok, hf, tmp_path):
     assert again(text)["input_ids"] == hf(text)["input_ids"]
     assert hf(text)["input_ids"][1] == hf.convert_tokens_to_ids("<|eot|>")
     assert again.bbpe.keys == tok.keys and again.decode(again(text)["input_ids"]) == text
+
+
+def test_decoding_is_exact(hf):
+    # transformers 4.x's own decoding puts spaces around added tokens and, by default,
+    # "cleans up" " ." into "."
+    hf.add_special_tokens({"additional_special_tokens": ["<|eot|>"]})
+    text = "a , b . 天<|eot|>地 ?  n't"
+    ids = hf(text)["input_ids"]
+    assert hf.decode(ids) == text
+    assert hf.batch_decode([ids, ids[:3]]) == [text, hf.convert_tokens_to_string(hf.convert_ids_to_tokens(ids[:3]))]
+    assert hf.decode(ids, skip_special_tokens=True) == text.replace("<|eot|>", "")
+
+
+@pytest.mark.slow
+def test_under_the_oldest_transformers_the_extra_admits(tmp_path):
+    """This file's tests, in a venv that has the oldest transformers ``bbpe[hf]`` allows
+    (pyproject.toml's bound) over this environment's packages."""
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["hf"]
+    oldest = next(req.split(">=")[1] for req in extra if req.startswith("transformers>="))
+    if transformers.__version__.split(".")[:2] == oldest.split(".")[:2]:
+        pytest.skip(f"transformers {oldest} is the one installed here")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    pip = subprocess.run([python, "-m", "pip", "install", "-q", f"transformers=={oldest}.*"],
+                         capture_output=True, text=True, check=False)
+    if pip.returncode:
+        pytest.skip(f"pip could not install transformers {oldest}.*: {(pip.stderr.strip().splitlines() or ['?'])[-1]}")
+    run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not oldest"],
+                         capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]
 
 
 def test_it_pickles(hf):
