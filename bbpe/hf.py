@@ -54,6 +54,7 @@ class BbpeTokenizer(PreTrainedTokenizer):
     """A transformers tokenizer whose model is a bbpe tokenizer (``tokenizer``), or the one
     saved in ``model_file`` (what ``from_pretrained`` passes)."""
 
+    _recording: list[tuple[str, bool, list[str]]] | None = None  # tokenize's results, while __call__ wants offsets
     vocab_files_names = {"model_file": MODEL_FILE}  # noqa: RUF012 - transformers reads it as a class attribute
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012
 
@@ -101,10 +102,14 @@ class BbpeTokenizer(PreTrainedTokenizer):
         return vocab
 
     def tokenize(self, text: str, **kwargs: Any) -> list[str]:
-        # transformers hands the whole text to _tokenize then: bbpe must split its specials too
-        if kwargs.get("split_special_tokens", self.split_special_tokens):
-            return self._tokens(self.bbpe.encode(text, split_special_tokens=True))
-        return super().tokenize(text, **kwargs)
+        split = bool(kwargs.get("split_special_tokens", self.split_special_tokens))
+        if split:  # transformers hands the whole text to _tokenize then: bbpe splits its specials too
+            tokens = self._tokens(self.bbpe.encode(text, split_special_tokens=True))
+        else:
+            tokens = super().tokenize(text, **kwargs)
+        if self._recording is not None:  # an offsets call reads them back (__call__)
+            self._recording.append((text, split, tokens))
+        return tokens
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         # transformers has cut out its added tokens already, but not a bbpe special whose
@@ -168,12 +173,21 @@ class BbpeTokenizer(PreTrainedTokenizer):
         tensors = kwargs.pop("return_tensors", None)
         keep_mask = kwargs.pop("return_special_tokens_mask", False)
         split = bool(kwargs.get("split_special_tokens", self.split_special_tokens))
-        out = super().__call__(texts, return_special_tokens_mask=True, **kwargs)
+        # the tokens transformers asks for, text by text, so that the spans need no second
+        # pass; a text whose record is missing or not its own (another thread's call on
+        # this object) is tokenized again
+        recorded = self._recording = []
+        try:
+            out = super().__call__(texts, return_special_tokens_mask=True, **kwargs)
+        finally:
+            self._recording = None
         # the text's tokens are where the mask has 0 (template and padding have 1), in order:
         # all of them, or the first (last, truncating on the left) that truncation kept
-        rows = []
-        for t, mask in zip(texts, out["special_tokens_mask"]):
-            spans = self._spans(t, split)
+        rows: list[list[tuple[int, int]]] = []
+        known: dict[str, int] = {}
+        for i, (t, mask) in enumerate(zip(texts, out["special_tokens_mask"])):
+            own = i < len(recorded) and recorded[i][0] == t and recorded[i][1] == split
+            spans = self._spans(t, split, recorded[i][2] if own else None, known)
             kept = mask.count(0)
             inner = iter(spans[len(spans) - kept:] if self.truncation_side == "left" else spans[:kept])
             rows.append([(0, 0) if m else next(inner) for m in mask])
@@ -184,11 +198,17 @@ class BbpeTokenizer(PreTrainedTokenizer):
             data = {name: value[0] for name, value in data.items()}
         return BatchEncoding(data, tensor_type=tensors)
 
-    def _spans(self, text: str, split: bool) -> list[tuple[int, int]]:
-        """Each token's (start, end) in ``text``'s chars, from the bytes of its id."""
-        ids = self.convert_tokens_to_ids(self.tokenize(text, split_special_tokens=split))
-        lengths = np.array([len(self.bbpe.token_bytes(i) if i < len(self.bbpe)
-                                else self._added_tokens_decoder[i].content.encode()) for i in ids], dtype=np.int64)
+    def _spans(self, text: str, split: bool, tokens: list[str] | None,
+               known: dict[str, int]) -> list[tuple[int, int]]:
+        """Each token's (start, end) in ``text``'s chars, from the bytes of its id; ``known``
+        holds the byte lengths of the tokens met so far in this call."""
+        if tokens is None:
+            tokens = self.tokenize(text, split_special_tokens=split)
+        for token in set(tokens).difference(known):
+            i = self.convert_tokens_to_ids(token)
+            known[token] = len(self.bbpe.token_bytes(i) if i < len(self.bbpe)
+                               else self._added_tokens_decoder[i].content.encode())
+        lengths = np.array([known[token] for token in tokens], dtype=np.int64)
         if lengths.sum() != len(text.encode("utf-8", "surrogatepass")):
             raise ValueError("offsets: the tokens do not spell the text (an added token that strips spaces, "
                              "or bug_compat=True)")

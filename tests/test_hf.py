@@ -221,3 +221,32 @@ def test_offsets_as_the_bbpe_tokenizer_gives_them(tok):
     assert cut["offset_mapping"] == [(0, 0), *own.encode_with_offsets("床前明月光")[1][-2:], (0, 0)]
     with pytest.raises(NotImplementedError, match="single texts"):
         hf("床前", "明月", return_offsets_mapping=True)
+
+
+def test_offsets_tokenize_each_text_once(tok, monkeypatch):
+    own = _templated(tok)
+    own.add_special_tokens(["<|e|>"])
+    hf = BbpeTokenizer(own)
+    texts = [*TEXTS, "a<|e|>b😀", ""]
+    want = own(texts, return_offsets_mapping=True, padding=True)
+    tokenize = BbpeTokenizer.tokenize
+    calls = []
+
+    def counted(self, text, **kwargs):
+        calls.append((text, self._recording is not None))
+        return tokenize(self, text, **kwargs)
+
+    monkeypatch.setattr(BbpeTokenizer, "tokenize", counted)
+    assert hf(texts, return_offsets_mapping=True, padding=True) == want
+    assert calls == [(t, True) for t in texts]
+
+    def interleaved(self, text, **kwargs):
+        # another thread's call on the same object records a text of its own in between
+        if self._recording is not None:
+            self._recording.append(("other", False, ["x"]))
+        return counted(self, text, **kwargs)
+
+    calls.clear()
+    monkeypatch.setattr(BbpeTokenizer, "tokenize", interleaved)
+    assert hf(texts, return_offsets_mapping=True, padding=True) == want
+    assert calls[len(texts):] == [(t, False) for t in texts]  # no record was the text's own: tokenized again
