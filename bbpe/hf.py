@@ -22,13 +22,14 @@ The wrapper gives the ids and masks the bbpe tokenizer's own ``tok(texts, ...)``
   ``get_special_tokens_mask``), shown as ``id_to_token`` shows them.
 
 Tokens are text in ``id_to_token``'s form; an unknown token's id is ``unk_token_id``
-(None). ``return_offsets_mapping=True`` gives each token's (start, end) in the text's
-chars, (0, 0) for template and padding tokens (single texts, not pairs).
-``save_pretrained`` writes the model as bbpe's JSON file (``bbpe.json``, template and
-special tokens included); load it with ``BbpeTokenizer.from_pretrained(directory)``:
-``AutoTokenizer`` knows only transformers' own classes, remote code, and classes
-registered against a model config, which bbpe does not have. Pickling and ``deepcopy``
-keep the whole current state.
+(None); decoding joins the tokens' bytes, so it gives the text back exactly (transformers
+4.x's own decoding spaces out added tokens). ``return_offsets_mapping=True`` gives each
+token's (start, end) in the text's chars, (0, 0) for template and padding tokens (single
+texts, not pairs), from the tokens transformers asked for. ``save_pretrained`` writes the
+model as bbpe's JSON file (``bbpe.json``, template and special tokens included); load it
+with ``BbpeTokenizer.from_pretrained(directory)``: ``AutoTokenizer`` knows only
+transformers' own classes, remote code, and classes registered against a model config,
+which bbpe does not have. Pickling and ``deepcopy`` keep the whole current state.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class BbpeTokenizer(PreTrainedTokenizer):
     """A transformers tokenizer whose model is a bbpe tokenizer (``tokenizer``), or the one
     saved in ``model_file`` (what ``from_pretrained`` passes)."""
 
-    _recording: list[tuple[str, bool, list[str]]] | None = None  # tokenize's results, while __call__ wants offsets
+    # tokenize's results (text, split_special_tokens, tokens) while __call__ wants offsets
+    _recording: list[tuple[str, bool, list[str]]] | None = None
     vocab_files_names = {"model_file": MODEL_FILE}  # noqa: RUF012 - transformers reads it as a class attribute
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012
 

@@ -14,9 +14,9 @@ every measured call of a table once, so that a slow spell of the VM falls on all
 alike), warm, each run from a clean heap (``gc.collect()``, then glibc's ``malloc_trim``,
 so that every run's results go into pages new from the kernel) with every result kept
 until it ends: with Python's cyclic garbage collector on, as in a user's program (the
-headline), and off (as timeit measures). "single": one call per line, one thread. "batch": each tool's batch API
-on 2 threads. Decode: one call per line, tokens per second. For bbpe also the calls of a
-training pipeline (``tok(lines)``, ``tok(lines, padding=True, return_tensors="np")``)
+headline), and off (as timeit measures). "single": one call per line, one thread.
+"batch": each tool's batch API on 2 threads. Decode: one call per line, tokens per second.
+For bbpe also the calls of a training pipeline (``tok(lines)``, ``tok(lines, padding=True, return_tensors="np")``)
 against its ``encode_batch`` on the same lines, in batches of 32, of 1000 and in one call,
 with transformers' fast tokenizer over the HF tokenizers model for reference.
 """
@@ -325,9 +325,9 @@ def hf_table(calls: dict, name: str) -> list[str]:
     """The transformers-style calls: MB/s per batch size, and the padded arrays' ratios."""
     sizes = list(BATCH_SIZES)
     head = " | ".join(_size_label(size) for size in sizes)
-    rows = [(f"\nThe calls of a training pipeline, {name}, bbpe (2 threads): MB/s, best of rounds that run each "
-            "call of a column once, each run from a clean heap with its results kept, the collector on. transformers: `PreTrainedTokenizerFast` over the HF tokenizers "
-            "model, for reference.\n"), f"| call | {head} |", "| --- |" + " ---: |" * len(sizes)]
+    rows = [(f"\nThe calls of a training pipeline, {name}, bbpe (2 threads): MB/s, best of rounds that run "
+            "each call of a column once, each run from a clean heap with its results kept, the collector on. "
+            "transformers: `PreTrainedTokenizerFast` over the HF tokenizers model, for reference.\n"), f"| call | {head} |", "| --- |" + " ---: |" * len(sizes)]
     for call, figures in calls.items():
         if call == "cells":
             continue
