@@ -44,7 +44,7 @@ try:
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
 
-from .common.batch import char_spans
+from .common.batch import char_spans, kept_part
 from .common.token_text import token_bytes, token_text
 from .tokenizer import Tokenizer
 
@@ -104,7 +104,7 @@ class BbpeTokenizer(PreTrainedTokenizer):
         return vocab
 
     def tokenize(self, text: str, **kwargs: Any) -> list[str]:
-        split = bool(kwargs.get("split_special_tokens", self.split_special_tokens))
+        split = self._splits(kwargs)
         if split:  # transformers hands the whole text to _tokenize then: bbpe splits its specials too
             tokens = self._tokens(self.bbpe.encode(text, split_special_tokens=True))
         else:
@@ -112,6 +112,10 @@ class BbpeTokenizer(PreTrainedTokenizer):
         if self._recording is not None:  # an offsets call reads them back (__call__)
             self._recording.append((text, split, tokens))
         return tokens
+
+    def _splits(self, kwargs: dict[str, Any]) -> bool:
+        """Whether this call reads special tokens' text as plain text."""
+        return bool(kwargs.get("split_special_tokens", self.split_special_tokens))
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         # transformers has cut out its added tokens already, but not a bbpe special whose
@@ -174,7 +178,7 @@ class BbpeTokenizer(PreTrainedTokenizer):
             raise TypeError("return_offsets_mapping=True needs a str or a list of str")
         tensors = kwargs.pop("return_tensors", None)
         keep_mask = kwargs.pop("return_special_tokens_mask", False)
-        split = bool(kwargs.get("split_special_tokens", self.split_special_tokens))
+        split = self._splits(kwargs)
         # the tokens transformers asks for, text by text, so that the spans need no second
         # pass; a text whose record is missing or not its own (another thread's call on
         # this object) is tokenized again
@@ -188,10 +192,9 @@ class BbpeTokenizer(PreTrainedTokenizer):
         rows: list[list[tuple[int, int]]] = []
         known: dict[str, int] = {}
         for i, (t, mask) in enumerate(zip(texts, out["special_tokens_mask"])):
-            own = i < len(recorded) and recorded[i][0] == t and recorded[i][1] == split
+            own = i < len(recorded) and recorded[i][:2] == (t, split)
             spans = self._spans(t, split, recorded[i][2] if own else None, known)
-            kept = mask.count(0)
-            inner = iter(spans[len(spans) - kept:] if self.truncation_side == "left" else spans[:kept])
+            inner = iter(kept_part(spans, mask.count(0), self.truncation_side == "left"))
             rows.append([(0, 0) if m else next(inner) for m in mask])
         data = dict(out, offset_mapping=rows)
         if not keep_mask:

@@ -198,11 +198,17 @@ def test_a_special_token_that_reads_like_a_byte_token(tok):
     assert hf("x<0xE5>y", split_special_tokens=True)["input_ids"] == own.encode("x<0xE5>y", split_special_tokens=True)
 
 
-def test_offsets_as_the_bbpe_tokenizer_gives_them(tok):
+@pytest.fixture
+def with_special(tok):
+    """(a bbpe tokenizer with a template and a special token, the wrapper over it, texts
+    with that token, an emoji and an empty one)."""
     own = _templated(tok)
     own.add_special_tokens(["<|e|>"])
-    hf = BbpeTokenizer(own)
-    texts = [*TEXTS, "a<|e|>b😀", ""]
+    return own, BbpeTokenizer(own), [*TEXTS, "a<|e|>b😀", ""]
+
+
+def test_offsets_as_the_bbpe_tokenizer_gives_them(with_special):
+    own, hf, texts = with_special
     for side in ("left", "right"):
         own.padding_side = hf.padding_side = side
         for kwargs in CALLS:
@@ -223,11 +229,8 @@ def test_offsets_as_the_bbpe_tokenizer_gives_them(tok):
         hf("床前", "明月", return_offsets_mapping=True)
 
 
-def test_offsets_tokenize_each_text_once(tok, monkeypatch):
-    own = _templated(tok)
-    own.add_special_tokens(["<|e|>"])
-    hf = BbpeTokenizer(own)
-    texts = [*TEXTS, "a<|e|>b😀", ""]
+def test_offsets_tokenize_each_text_once(with_special, monkeypatch):
+    own, hf, texts = with_special
     want = own(texts, return_offsets_mapping=True, padding=True)
     tokenize = BbpeTokenizer.tokenize
     calls = []

@@ -158,7 +158,7 @@ def framed_lists(rows: list[list[int]], template: Template, shape: Shape,
     if spans is not None:
         before, after, framed = [(0, 0)] * len(template.prefix), [(0, 0)] * len(template.suffix), []
         for pairs, row in zip(spans, ids):
-            inner = before + _kept_part(pairs, cap, shape.keep_end) + after
+            inner = before + kept_part(pairs, cap, shape.keep_end) + after
             padding_pairs = [(0, 0)] * (len(row) - len(inner))
             framed.append(padding_pairs + inner if left else inner + padding_pairs)
         out["offset_mapping"] = framed
@@ -213,8 +213,9 @@ def _kept(starts: np.ndarray, cap: int) -> np.ndarray:
     return lengths if cap < 0 else np.minimum(lengths, cap)
 
 
-def _kept_part(items: list, cap: int, keep_end: bool) -> list:
-    """The items of one text a batch keeps: all, the first ``cap`` or the last ``cap``."""
+def kept_part(items: list, cap: int, keep_end: bool) -> list:
+    """The items of one text a batch keeps: all (``cap`` < 0), the first ``cap`` or, with
+    ``keep_end`` (truncating on the left), the last ``cap``."""
     if cap < 0 or len(items) <= cap:
         return items
     return items[len(items) - cap :] if keep_end else items[:cap]
@@ -347,12 +348,11 @@ class HFBatches:
         mode, truncate, max_length, pad_to_multiple_of = check_options(padding, truncation, max_length,
                                                                         pad_to_multiple_of, return_tensors)
         num_threads = int_argument("num_threads", num_threads, "a positive int", 1)
-        if padding_side is not None:
-            _side("padding_side", padding_side)
+        side = self.padding_side if padding_side is None else _side("padding_side", padding_side)
         texts, single = batch_of(text)
         template = self._template if add_special_tokens else NO_TEMPLATE
         shape = Shape(mode, truncate, max_length, pad_to_multiple_of, self._padding_id(),
-                      (padding_side or self.padding_side) == "left", return_attention_mask,
+                      side == "left", return_attention_mask,
                       self.truncation_side == "left")
         if return_tensors == "np":
             flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
