@@ -129,7 +129,7 @@ def needed_package(source: str) -> str | None:
     return None
 
 
-def missing_package(error: BaseException) -> str | None:
+def missing_package(error: BaseException | None) -> str | None:
     """The optional, uninstalled package whose absence raised ``error`` (or one it chains to)."""
     seen = set()
     while error is not None and id(error) not in seen:
@@ -199,7 +199,8 @@ class Session:
             if isinstance(error, NameError) and self.skipped:
                 reason = self.skipped[-1][1]
                 return "skipped", f"{block.where} uses {error.name!r}, from a skipped block: {reason}"
-            trace = traceback.format_exception(type(error), error, error.__traceback__.tb_next)
+            own = error.__traceback__.tb_next if error.__traceback__ else None  # from the snippet's frame on
+            trace = traceback.format_exception(type(error), error, own)
             return "failed", f"{block.where} does not run as pasted:\n{''.join(trace)}"
         return "passed", ""
 
