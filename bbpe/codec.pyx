@@ -1101,20 +1101,23 @@ cdef class TokenizerBase:
     cdef public bint _has_specials  # added special tokens: matched in Python first (``_encode_other``)
 
     def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list", bint split_special_tokens=False,
-               disallowed_special=()):
+               allowed_special=None, disallowed_special=()):
         """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
         ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
-        ``out="numpy"`` returns a uint32 array instead of a list. Added special tokens
-        are matched whole first, unless ``split_special_tokens`` (then they are text);
-        one of ``disallowed_special`` (``"all"``: any) in the text raises ValueError.
+        ``out="numpy"`` (or ``"np"``) returns a uint32 array instead of a list. Special
+        tokens (the model's own and those added) are matched whole, unless
+        ``split_special_tokens`` (HF: then every one is plain text) or ``allowed_special``
+        (tiktoken: only those named, or ``"all"``); one of ``disallowed_special``
+        (``"all"``: every one not allowed) in the text raises ValueError.
 
         >>> tok.encode("床前明月光")                                     # doctest: +SKIP
         [229, 186, 138, 323, 400, 277, 506]
         """
         cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
-        if not gbk and out == "list" and not self._has_specials:
+        if (not gbk and out == "list" and not self._has_specials and not split_special_tokens
+                and allowed_special is None and not disallowed_special):
             return self._model._encode_list(text, BBPE_BUG_COMPAT if compat else 0)  # a str: in C
-        return self._encode_other(text, gbk, compat, out, split_special_tokens, disallowed_special)
+        return self._encode_other(text, gbk, compat, out, split_special_tokens, allowed_special, disallowed_special)
 
 
 def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] starts, int64_t[::1] lengths):

@@ -14,6 +14,7 @@ each with the docstring users read; the logic behind each lives in the modules a
 
 from __future__ import annotations
 
+import io
 import operator
 import os
 import warnings
@@ -21,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import pairwise
-from typing import BinaryIO, SupportsIndex, TypeVar, cast
+from typing import Any, BinaryIO, SupportsIndex, TypeVar, cast
 
 import numpy as np
 
@@ -34,13 +35,14 @@ except ImportError as err:  # pragma: no cover - only in an unbuilt source check
     ) from err
 from .common import tokenizer_json
 from .common.arguments import int_argument
-from .common.batch import HFBatches, Template, plain_batch
+from .common.batch import HFBatches, plain_batch
 from .common.blocks import block_lines, split_lines
 from .common.corpus import Corpus
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
-from .common.specials import SpecialTokens
+from .common.specials import CallSpecials, SpecialTokens, call_specials
+from .common.template import NO_TEMPLATE, Template
 from .common.threads import shared_pool
 from .common.token_text import token_bytes, token_text
 from .common.vocab_access import VocabularyAccess, _is_one_id
@@ -134,6 +136,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         contents as bytes go to ``from_bytes``."""
         if isinstance(source, (bytes, bytearray, memoryview)):
             raise TypeError("load takes a path or a binary file object; for a model's bytes use Tokenizer.from_bytes")
+        if isinstance(source, io.TextIOBase):  # its read() would fail on the model's bytes, or change them
+            raise TypeError(f"load: {getattr(source, 'name', 'the file object')!r} is open in text mode: "
+                            "open it in 'rb' mode")
         if hasattr(source, "read"):
             data = source.read()
             if not isinstance(data, (bytes, bytearray)):
@@ -218,7 +223,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         if not is_file and not isinstance(target, (str, os.PathLike)):
             raise TypeError(f"save takes a path or a binary file object, got {type(target).__name__}")
         if format is None:
-            format = "json" if not is_file and os.fspath(target).lower().endswith(".json") else "bin"  # type: ignore[arg-type]
+            format = "bin" if is_file else file_format(target)  # type: ignore[arg-type]
         if format not in ("bin", "json"):
             raise ValueError(f"format must be 'bin' or 'json', got {format!r}")
         if format == "json":
@@ -250,10 +255,10 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             raise ValueError(f"a .bin holds the vocabulary's keys only, not the added special tokens ({shown}): "
                              "save to a .json file (format='json')")
         lost = [name for name, is_set in (("special tokens", bool(self._specials)),
-                                          ("template", self._template.text != "$A"),
+                                          ("template", self._template != NO_TEMPLATE),
                                           ("padding_side", self.padding_side != "right"),
                                           ("truncation_side", self.truncation_side != "right"),
-                                          ("pad_token_id", self.pad_token_id is not None)) if is_set]
+                                          ("pad_token_id", self._pad_token_id is not None)) if is_set]
         if lost:
             warnings.warn(f"a .bin holds the vocabulary only: the {', '.join(lost)} set on this tokenizer are not "
                           "saved (format='json' keeps them)", UserWarning, stacklevel=3)
@@ -346,7 +351,13 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                progress: bool | ProgressFn, output: str | os.PathLike[str] | None,
                memory_check: bool = False, encodings: bool = True) -> Tokenizer:
         """The training pipeline (``xbbpe.pipeline``) on ``source``, once; its model becomes
-        this tokenizer."""
+        this tokenizer. An ``output`` named ``.json`` gets bbpe's JSON file, which holds no
+        stored encodings (so none are made); any other name the ``.bin`` (``file_format``)."""
+        if output is not None and file_format(output) == "json":
+            tok = cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
+                             progress=progress, output=None, memory_check=memory_check, encodings=False)
+            tok.save(output, format="json")
+            return tok
         try:
             trained = pipeline.train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
                                      progress=progress, output=output, memory_check=memory_check,
@@ -368,37 +379,107 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     # with no special token added, goes straight to C; everything else comes here.
 
     def _encode_other(self, text: str | bytes, gbk: bool, compat: bool, out: str, split_special_tokens: bool = False,
-                      disallowed_special: object = ()) -> list[int] | np.ndarray:
+                      allowed_special: object = None, disallowed_special: object = ()) -> list[int] | np.ndarray:
         _check_out(out)
-        if self._has_specials and not split_special_tokens:
+        policy = self._call_specials(split_special_tokens, allowed_special, disallowed_special)
+        if self._has_specials or policy is not None:
             text = self._utf8(text, gbk) if gbk else _plain_text(text, "text") if type(text) not in (str, bytes) else text
-            if disallowed_special:
-                self._specials.check_disallowed(text, disallowed_special)  # type: ignore[arg-type]
-            ids = self._encode_with_specials(text, compat)
-            return np.array(ids, dtype=np.uint32) if out == "numpy" else ids
-        if out == "numpy":
-            return np.frombuffer(self._model.encode_ids(self._utf8(text, gbk), compat), dtype=np.uint32)
-        return self._model.encode(self._utf8(text, gbk), compat)
+            ids = self._encode_with_specials(text, compat, policy)
+            return ids if out == "list" else np.array(ids, dtype=np.uint32)
+        if out == "list":
+            return self._model.encode(self._utf8(text, gbk), compat)
+        return np.frombuffer(self._model.encode_ids(self._utf8(text, gbk), compat), dtype=np.uint32)
 
-    def _encode_with_specials(self, text: str | bytes, compat: bool) -> list[int]:
-        """The special tokens matched whole, the pieces between them encoded by the model."""
+    def encode_ordinary(self, text: str | bytes, *, gbk: bool = False, bug_compat: bool | None = None,
+                        out: str = "list") -> list[int] | np.ndarray:
+        """``text`` encoded with every special token read as plain text (tiktoken's
+        ``encode_ordinary``; ``encode(text, split_special_tokens=True)``)."""
+        return self.encode(text, gbk=gbk, bug_compat=bug_compat, out=out, split_special_tokens=True)
+
+    def encode_ordinary_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None,
+                              out: str = "list") -> list[list[int]] | list[np.ndarray]:
+        """``encode_ordinary`` of each text (tiktoken's ``encode_ordinary_batch``)."""
+        return self.encode_batch(texts, num_threads=num_threads, out=out, split_special_tokens=True)
+
+    def _call_specials(self, split_special_tokens: bool = False, allowed_special: object = None,
+                       disallowed_special: object = ()) -> CallSpecials | None:
+        """What a call does with the special tokens, or None for the default (every one
+        matched whole: ``specials.call_specials``)."""
+        if not split_special_tokens and allowed_special is None and not _given(disallowed_special):
+            return None
+        known = [*self._model_specials(), *self._specials.ids]
+        return call_specials(known, split_special_tokens, allowed_special, disallowed_special)
+
+    def _encode_with_specials(self, text: str | bytes, compat: bool, policy: CallSpecials | None = None) -> list[int]:
+        """The special tokens matched whole (those ``policy`` takes so, default all), the
+        pieces between them encoded by the model; the model's own specials that the policy
+        reads as plain text are kept out of the model's matches (``_encode_excluding``)."""
+        if policy is None:
+            cut, plain = frozenset(self._specials.ids), {}
+        else:
+            policy.check(text)
+            cut = policy.whole.intersection(self._specials.ids)
+            plain = {kid: key for key, kid in self._model_specials().items() if key not in policy.whole}
         ids: list[int] = []
-        for piece in self._specials.split(text):
+        for piece in self._specials.split(text, cut) if cut else (text,):
             if isinstance(piece, int):
                 ids.append(piece)
+            elif plain:
+                ids += self._encode_excluding(self._utf8(piece, False), compat, plain)
             else:
                 ids += self._model.encode(piece, compat)
         return ids
 
+    def _encode_named(self, text: str | bytes, compat: bool, policy: CallSpecials, name: str) -> list[int]:
+        """``_encode_with_specials`` of one text of a batch: a disallowed special token is
+        named as ``texts[i]``'s."""
+        policy.check(text, name)
+        return self._encode_with_specials(text, compat, policy)
+
+    def _encode_excluding(self, data: bytes, compat: bool, excluded: dict[int, bytes]) -> list[int]:
+        """``data`` encoded as if the model's keys of ``excluded`` (id -> key: specials read
+        as plain text) were not in the vocabulary. Exact because the encoder is greedy and
+        memoryless: the ids before an excluded key's place are what they were, and a
+        special token ends its ``<...>`` segment (Q13), after which encoding starts afresh.
+        In its place the greedy walk (Q14) stops one key short: ``<S>`` gives the ids of
+        its prefix key ``<S`` (Q12's chain) and of ``>``."""
+        out: list[int] = []
+        while True:
+            lossless = self._model.encode(data, False)  # positions: each key spells its bytes
+            at = next((k for k, kid in enumerate(lossless) if kid in excluded), -1)
+            if at < 0:
+                return out + (self._model.encode(data, True) if compat else lossless)
+            start = sum(len(self._keys[kid]) for kid in lossless[:at])
+            out += self._model.encode(data[:start], True) if compat else lossless[:at]
+            special = excluded[lossless[at]]
+            out += self._greedy_without(special)
+            data = data[start + len(special) :]
+
+    def _greedy_without(self, key: bytes) -> list[int]:
+        """The greedy walk (Q14) over ``key``'s chars with ``key`` itself not a key."""
+        chars = [c.encode("utf-8", "surrogatepass") for c in key.decode("utf-8", "surrogatepass")]
+        out: list[int] = []
+        i = 0
+        while i < len(chars):
+            match, j = chars[i], i
+            while j + 1 < len(chars) and (grown := match + chars[j + 1]) != key and self._model.lookup(grown) >= 0:
+                match, j = grown, j + 1
+            out += self._model.encode(match, False)  # a key, or one char's byte fallback (Q15)
+            i = j + 1
+        return out
+
     def encode_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None, gbk: bool = False,
-                     bug_compat: bool | None = None, out: str = "list",
-                     split_special_tokens: bool = False) -> list[list[int]] | list[np.ndarray]:
+                     bug_compat: bool | None = None, out: str = "list", split_special_tokens: bool = False,
+                     allowed_special: object = None, disallowed_special: object = ()
+                     ) -> list[list[int]] | list[np.ndarray]:
         """Encode many texts on ``num_threads`` threads (default: every CPU this process
         may use, ``resources.usable_cpus``; no more than one per ``_MIN_SLICE`` texts, and
-        one when special tokens were added); the GIL is released while encoding, and the
+        one when special tokens are matched whole); the GIL is released while encoding, and the
         texts go to the threads in slices as each is free, so a thread slowed by other
-        work takes fewer. Returns one list (or uint32 array) per text, in order. Added
-        special tokens are matched whole, unless ``split_special_tokens``."""
+        work takes fewer. Returns one list (or uint32 array) per text, in order. Special
+        tokens follow ``split_special_tokens``, ``allowed_special`` and
+        ``disallowed_special`` as in ``encode`` (a disallowed one raises ValueError naming
+        ``texts[i]``)."""
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
         num_threads = int_argument("num_threads", num_threads, "a positive int", 1)
@@ -407,7 +488,11 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             data = [self._utf8(t, gbk, f"texts[{i}]") for i, t in enumerate(_text_list(texts))]
         else:
             data = plain_batch(_text_list(texts))
-        if self._has_specials and not split_special_tokens:
+        policy = self._call_specials(split_special_tokens, allowed_special, disallowed_special)
+        if policy is not None and (policy.whole or self._model_specials() or policy.disallowed):
+            lists = [self._encode_named(t, compat, policy, f"texts[{i}]") for i, t in enumerate(data)]
+            return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
+        if policy is None and self._has_specials:
             lists = [self._encode_with_specials(t, compat) for t in data]
             return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
         threads = _batch_threads(num_threads, len(data))
@@ -420,21 +505,33 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         return result
 
     def encode_file(self, path: str | os.PathLike[str], *, gbk: bool = False, bug_compat: bool | None = None,
-                    out: str = "list") -> Iterator[list[int] | np.ndarray]:
+                    out: str = "list", split_special_tokens: bool = False, allowed_special: object = None,
+                    disallowed_special: object = ()) -> Iterator[list[int] | np.ndarray]:
         """The ids of every line of a file, one line at a time, in constant memory.
 
         Lines are cut as ``std::getline`` cuts them (the LF is not encoded, CR stays); the
-        file is read in blocks of whole lines, each encoded with the GIL released.
+        file is read in blocks of whole lines, each encoded with the GIL released. Special
+        tokens as in ``encode``; a disallowed one raises ValueError naming the file and line.
         """
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
+        specials: dict[str, Any] = {"split_special_tokens": split_special_tokens, "allowed_special": allowed_special,
+                                    "disallowed_special": disallowed_special}
+        policy = self._call_specials(**specials)  # the arguments checked before the file is opened
         source = Corpus.from_file(path)
-        if gbk:
-            for line in split_lines(source.chunks()):
-                yield self.encode(line, gbk=True, bug_compat=compat, out=out)
-            return
-        for block, _ in source.line_blocks():  # added special tokens matched as encode_batch does
-            yield from self.encode_batch(block_lines(block), num_threads=1, bug_compat=compat, out=out)
+        name = os.fspath(path)
+        lines: Iterable[list[bytes]] = ([line] for line in split_lines(source.chunks())) if gbk else (
+            block_lines(block) for block, _ in source.line_blocks())
+        lineno = 1
+        for block in lines:
+            if policy is not None and policy.disallowed:  # named by the file's line, not the block's
+                for i, line in enumerate(block):
+                    policy.check(self._utf8(line, gbk), f"{name}: line {lineno + i}")
+            if gbk:
+                yield self.encode(block[0], gbk=True, bug_compat=compat, out=out, **specials)
+            else:
+                yield from self.encode_batch(block, num_threads=1, bug_compat=compat, out=out, **specials)
+            lineno += len(block)
 
     def _many_encoder(self, out: str):
         """``work(texts, compat, start=0, stop=None)``: a list of id lists for
@@ -502,15 +599,24 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             return decoder
         return StreamDecoder(self._model, errors)
 
-    def decode(self, ids: int | Iterable[int], errors: str = "replace") -> str:
+    def decode(self, ids: int | Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Ids -> str; bytes that are not valid UTF-8 follow ``errors`` (as ``bytes.decode``).
+        ``skip_special_tokens`` leaves out the special tokens' ids (the model's own and
+        those added), as transformers does. One sequence of ids: a batch (a list of lists,
+        a 2-D array) goes to ``batch_decode``.
 
         ``decode(encode(s), errors="surrogatepass") == s`` for every str ``s``.
         """
         ids = self._decodable(ids)
-        if self._specials:
-            return self._decode_bytes(ids).decode("utf-8", errors)
-        return self._model.decode_str(ids, errors)
+        if skip_special_tokens:
+            ids = self._without_specials(ids)
+        try:
+            if self._specials:
+                return self._decode_bytes(ids).decode("utf-8", errors)
+            return self._model.decode_str(ids, errors)
+        except TypeError:
+            _refuse_batch(ids)
+            raise
 
     def _decodable(self, ids: int | Iterable[int]) -> list | np.ndarray | array:
         """What the codec decodes: a list as it is, one id (an int, a numpy integer, a 0-d
@@ -521,6 +627,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             return [ids]
         if isinstance(ids, (str, bytes, bytearray)):
             raise TypeError(f"ids must be integers, got {type(ids).__name__}")
+        if (ndim := getattr(ids, "ndim", 1)) != 1:  # a generate() output: one text per row, never one text
+            raise TypeError(f"decode takes one sequence of ids, got a {ndim}-D array of shape "
+                            f"{tuple(getattr(ids, 'shape', ()))}: use batch_decode for a batch")
         return _id_array(cast("Iterable[int]", ids), len(self._keys))  # not one id: _is_one_id said so
 
     # ------------------------------------------------------------------ vocabulary
@@ -622,9 +731,14 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             self._key_lens = lens
         return self._key_lens[ids]
 
+    def _model_specials(self) -> dict[bytes, int]:
+        """XBBPE's own special tokens that the vocabulary holds (``<P>``, ``<S>``, ``</S>``,
+        Q12), their bytes -> id."""
+        return {key: kid for key in (PAD, BOS, EOS) if (kid := self._model.lookup(key)) >= 0}
+
     def _model_special_tokens(self) -> dict[str, int]:
         """XBBPE's own special tokens (``VocabularyAccess.special_tokens``)."""
-        return {token_text(PAD): self.pad_id, token_text(BOS): self.bos_id, token_text(EOS): self.eos_id}
+        return {token_text(key): kid for key, kid in self._model_specials().items()}
 
     # ------------------------------------------------------------------ copying and comparing
 
@@ -638,13 +752,14 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _user_state(self) -> dict[str, object]:
         """What the user layer adds to the model: special tokens, template, padding."""
         return {"special_tokens": [(data, kid) for data, kid in self._specials.ids.items()],
-                "template": self._template.text, "padding_side": self.padding_side,
-                "truncation_side": self.truncation_side, "pad_token_id": self.pad_token_id}
+                "template": self._template.text, "template_pair": self._template.pair_text,
+                "padding_side": self.padding_side,
+                "truncation_side": self.truncation_side, "pad_token_id": self._pad_token_id}
 
     def _set_user_state(self, state: dict) -> None:
         self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys))
         self._has_specials = bool(self._specials)
-        self.set_template(state.get("template", "$A"))
+        self.set_template(state.get("template", "$A"), state.get("template_pair"))
         self.padding_side = state.get("padding_side", "right")
         self.truncation_side = state.get("truncation_side", "right")
         self.pad_token_id = state.get("pad_token_id")
@@ -708,6 +823,15 @@ def _specials_stream_decoder(model: Model, errors: str, pending: bytes, specials
     return decoder
 
 
+def _refuse_batch(ids: object) -> None:
+    """A TypeError pointing to ``batch_decode`` when ``ids`` is a batch (its first item a
+    sequence); nothing otherwise (the codec's own error then stands)."""
+    first = ids[0] if isinstance(ids, list) and ids else None
+    if first is not None and not _is_one_id(first) and hasattr(first, "__len__"):
+        raise TypeError(f"decode takes one sequence of ids, got a sequence of {type(first).__name__}: "
+                        "use batch_decode for a batch") from None
+
+
 def _rebuilt(cls: type[Tokenizer], keys: list[bytes], record_order: np.ndarray, offsets: np.ndarray,
              ids: np.ndarray, bug_compat: bool, state: dict | None = None) -> Tokenizer:
     """A pickled tokenizer (``Tokenizer.__reduce__``), built again."""
@@ -715,6 +839,13 @@ def _rebuilt(cls: type[Tokenizer], keys: list[bytes], record_order: np.ndarray, 
     tok._enc_offsets, tok._enc_ids = offsets, ids
     tok._set_user_state(state or {})
     return tok
+
+
+def file_format(path: str | os.PathLike[str]) -> str:
+    """The format a path names, wherever bbpe writes a model: ``"json"`` for a name ending
+    in ``.json`` (any case), bbpe's JSON file; ``"bin"``, the reference's layout, for any
+    other name."""
+    return "json" if os.fspath(path).lower().endswith(".json") else "bin"
 
 
 def _text_list(texts: object) -> list:
@@ -791,5 +922,15 @@ def _on_slices(work: Callable[[int, int], T], n_texts: int, threads: int) -> Ite
 
 
 def _check_out(out: str) -> None:
-    if out not in ("list", "numpy"):
-        raise ValueError(f"out must be 'list' or 'numpy', got {out!r}")
+    if out not in ("list", "numpy", "np"):
+        raise ValueError(f"out must be 'list', 'numpy' or 'np', got {out!r}")
+
+
+def _given(argument: object) -> bool:
+    """Whether a ``disallowed_special`` names anything (an empty collection does not)."""
+    if isinstance(argument, (str, bytes)):
+        return True
+    try:
+        return len(argument) > 0  # type: ignore[arg-type]
+    except TypeError:
+        return True  # an iterator, or something call_specials refuses

@@ -346,7 +346,7 @@ def test_offsets_in_bytes_for_bytes_and_for_special_tokens(tok):
 
 def test_bad_options_are_named(tok):
     for kwargs, message in [({"padding": "yes"}, "padding must be"), ({"truncation": "x"}, "truncation must be"),
-                            ({"return_tensors": "pt"}, "return_tensors must be None or 'np'"),
+                            ({"return_tensors": "tf"}, "return_tensors must be None, 'np' or 'pt'"),
                             ({"padding": "max_length"}, "needs max_length"), ({"truncation": True}, "needs max_length"),
                             ({"max_length": 0, "truncation": True}, "max_length must be a positive int")]:
         with pytest.raises(ValueError, match=message):

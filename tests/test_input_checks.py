@@ -173,8 +173,10 @@ def test_id_errors_name_the_position_and_the_whole_vocabulary():
         tok.decode([-1])
     with pytest.raises(TypeError, match=r"ids\[1\] must be an integer, got str"):
         tok.decode([800, "1"])
-    with pytest.raises(TypeError, match=r"ids\[0\] must be an integer, got list"):
+    with pytest.raises(TypeError, match=r"one sequence of ids, got a sequence of list: use batch_decode"):
         tok.decode([[800, 97]])
+    with pytest.raises(TypeError, match=r"ids\[1\] must be an integer, got list"):
+        tok.decode([800, [97]])
     with pytest.raises(TypeError, match="got float at position 1"):
         tok.decoder().feed([800, 1.5])
     with pytest.raises(bbpe.UnknownIdError, match=f"unknown id 5000 at position 2 .*0..{top}"):

@@ -67,9 +67,13 @@ def test_unknown_ids_and_wrong_types_are_named(tok):
 def test_decode_takes_ids_in_every_shape(tok):
     ids = tok.encode("床前明月光")
     text = "床前明月光"
-    for shaped in (ids, tuple(ids), np.array(ids), np.array(ids, dtype=np.uint16), np.array([ids]),
+    for shaped in (ids, tuple(ids), np.array(ids), np.array(ids, dtype=np.uint16),
                    [np.int64(i) for i in ids], iter(ids)):
         assert tok.decode(shaped) == text
+    for batch in (np.array([ids]), np.array([ids, ids]), [ids, ids], [np.array(ids)]):  # generate()'s output
+        with pytest.raises(TypeError, match="use batch_decode"):
+            tok.decode(batch)
+    assert tok.batch_decode(np.array([ids, ids])) == tok.batch_decode([ids, ids]) == [text, text]
     one = ids[0]
     assert tok.decode_bytes(one) == tok.decode_bytes([one])
     assert tok.decode_bytes(np.int32(one)) == tok.decode_bytes(np.array(one)) == tok.token_bytes(one)

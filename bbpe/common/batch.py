@@ -17,9 +17,8 @@ truncation, padding and masks, in lists the collector need not track, as the enc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -28,7 +27,10 @@ import numpy as np
 from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
 from .arguments import int_argument
 from .resources import usable_cpus
+from .rows import Encoded, build_rows, make_cut, padded
+from .template import NO_TEMPLATE, Template
 from .threads import shared_pool
+from .words import word_texts
 
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
 MAX_WIDTH = 1 << 40  # no row is padded past this: a width beyond it is a mistaken max_length
@@ -39,26 +41,6 @@ MAX_WIDTH = 1 << 40  # no row is padded past this: a width beyond it is a mistak
 FILL_CELLS_PER_THREAD = 1 << 15
 
 
-@dataclass(frozen=True)
-class Template:
-    """Ids put before and after each text when ``add_special_tokens=True`` (HF's
-    ``TemplateProcessing`` for single texts: ``"<S> $A </S>"``). Empty by default."""
-
-    prefix: tuple[int, ...] = ()
-    suffix: tuple[int, ...] = ()
-    text: str = field(default="$A", compare=False)  # as given, for saving
-
-    @property
-    def extra(self) -> int:
-        return len(self.prefix) + len(self.suffix)
-
-    @cached_property
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(prefix, suffix) as int64 arrays, for ``codec.pad_rows``."""
-        return np.array(self.prefix, dtype=np.int64), np.array(self.suffix, dtype=np.int64)
-
-
-NO_TEMPLATE = Template()  # add_special_tokens=False
 
 
 @dataclass(frozen=True)
@@ -79,39 +61,64 @@ class BatchEncoding(dict):
     """What ``tokenizer(texts)`` returns: a dict of ``input_ids``, ``attention_mask`` and,
     when asked, ``offset_mapping``, whose keys are also attributes (as in transformers)."""
 
+    _word_ids: list[list[int | None]] | None = None
+
     def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
         try:
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
 
+    def word_ids(self, batch_index: int = 0) -> list[int | None]:
+        """For each token of row ``batch_index``, the index of the word it belongs to (None
+        for template and padding tokens), as transformers gives it; with
+        ``is_split_into_words=True`` only (bbpe models have no words of their own)."""
+        if self._word_ids is None:
+            raise ValueError("word_ids() needs a call with is_split_into_words=True: bbpe models split no words")
+        return list(self._word_ids[batch_index])
+
+    def __reduce__(self) -> tuple:
+        return (_batch_encoding, (dict(self), self._word_ids))
+
+
+def _batch_encoding(data: dict, word_ids: list | None) -> BatchEncoding:
+    out = BatchEncoding(data)
+    out._word_ids = word_ids
+    return out
+
+
+TRUNCATION = (None, False, True, "longest_first", "only_first", "only_second", "do_not_truncate")
+
 
 def check_options(padding: object, truncation: object, max_length: object, pad_to_multiple_of: object,
-                  return_tensors: object) -> tuple[str, bool, int | None, int | None]:
+                  return_tensors: object) -> tuple[str, str | None, int | None, int | None]:
     """Validate the call's options; returns (padding as 'none'|'longest'|'max_length',
-    truncate, max_length, pad_to_multiple_of), the sizes as ints."""
+    the truncation strategy or None, max_length, pad_to_multiple_of), the sizes as ints."""
     if padding not in PADDING:
         raise ValueError(f"padding must be one of False, True, 'longest', 'max_length', 'do_not_pad', got {padding!r}")
-    if truncation not in (None, False, True, "longest_first", "only_first", "do_not_truncate"):
-        raise ValueError("truncation must be None, False, True, 'longest_first', 'only_first' or 'do_not_truncate', "
-                         f"got {truncation!r}")
-    if return_tensors not in (None, "np"):
-        raise ValueError(f"return_tensors must be None or 'np', got {return_tensors!r}")
+    if truncation not in TRUNCATION:
+        raise ValueError("truncation must be None, False, True, 'longest_first', 'only_first', 'only_second' or "
+                         f"'do_not_truncate', got {truncation!r}")
+    if return_tensors not in (None, "np", "pt"):
+        raise ValueError(f"return_tensors must be None, 'np' or 'pt', got {return_tensors!r}")
     max_length = int_argument("max_length", max_length, "a positive int", 1)
     pad_to_multiple_of = int_argument("pad_to_multiple_of", pad_to_multiple_of, "a positive int", 1)
     mode = "none" if padding in (False, "do_not_pad") else "max_length" if padding == "max_length" else "longest"
     if truncation is None:  # transformers: max_length alone, without padding, truncates (tokenization_utils_base)
         truncation = max_length is not None and padding is False
-    truncate = truncation not in (False, "do_not_truncate")
+    strategy = None if truncation in (False, "do_not_truncate") else "longest_first" if truncation is True \
+        else str(truncation)
     if mode == "max_length" and max_length is None:
         raise ValueError("padding='max_length' needs max_length")
-    if truncate and max_length is None:
+    if strategy and max_length is None:
         raise ValueError("truncation needs max_length (bbpe models have no model_max_length)")
-    if truncate and mode != "none" and pad_to_multiple_of and max_length % pad_to_multiple_of:  # type: ignore[operator]
+    if strategy and mode != "none" and pad_to_multiple_of and max_length % pad_to_multiple_of:  # type: ignore[operator]
         raise ValueError(f"truncation and padding are both on, but the truncation length ({max_length}) is not a "
                          f"multiple of pad_to_multiple_of ({pad_to_multiple_of}): rows would be longer than it "
                          "(transformers refuses it too)")
-    return mode, truncate, max_length, pad_to_multiple_of
+    return mode, strategy, max_length, pad_to_multiple_of
 
 
 def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int]:
@@ -281,6 +288,47 @@ def batch_of(texts: object) -> tuple[list, bool]:
         raise TypeError(f"text must be a str, bytes or a sequence of them, got {type(texts).__name__}") from None
 
 
+def _words_batch(texts: object, name: str) -> tuple[list, bool]:
+    """(the pre-split texts as a list, whether one text was given): one text is a list of
+    words (str), a batch a list of them."""
+    if isinstance(texts, (list, tuple)) and texts and all(isinstance(t, (list, tuple)) for t in texts):
+        return list(texts), False
+    if isinstance(texts, (list, tuple)) and all(isinstance(t, (str, bytes)) for t in texts):
+        return [texts], True
+    raise TypeError(f"{name} must be a list of words, or a batch of them, with is_split_into_words=True; "
+                    f"got {type(texts).__name__}")
+
+
+def _finished(out: dict, single: bool, tensors: str | None, words: list | None = None) -> BatchEncoding:
+    """The call's ``BatchEncoding``: one text's rows unwrapped (lists), or the columns as
+    2-D arrays (``"np"``, int64; the rows must be of one length) or torch tensors (``"pt"``)."""
+    if tensors is not None:
+        out = {name: _tensor(name, value, tensors) for name, value in out.items()}
+    elif single:
+        out = {name: value[0] for name, value in out.items()}
+        words = words[0] if words is not None else None
+    encoding = BatchEncoding(out)
+    if words is not None:
+        encoding._word_ids = [words] if single and tensors is None else words
+    return encoding
+
+
+def _tensor(name: str, value: object, tensors: str) -> object:
+    if not isinstance(value, np.ndarray):
+        try:
+            value = np.array(value, dtype=np.int64)
+        except ValueError:
+            raise ValueError(f"return_tensors={tensors!r} needs rows of one length, but the {name} rows differ: "
+                             "pass padding=True") from None
+    if tensors == "np":
+        return value
+    try:
+        import torch  # the [torch] extra: never imported by import bbpe
+    except ImportError:
+        raise ImportError("return_tensors='pt' needs torch: pip install 'bbpe[torch]'") from None
+    return torch.from_numpy(value)
+
+
 class HFBatches:
     """``tokenizer(texts, ...)`` and offsets (see the module)."""
 
@@ -298,7 +346,10 @@ class HFBatches:
         encode_batch: Callable[..., list]
         def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]: ...
         def _token_lengths(self, ids: np.ndarray) -> np.ndarray: ...
-        def _encode_with_specials(self, text: str | bytes, compat: bool) -> list[int]: ...
+        def _call_specials(self, split_special_tokens: bool = False, allowed_special: object = None,
+                           disallowed_special: object = ()) -> object: ...
+        def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False
+                   ) -> str: ...
 
     @property
     def padding_side(self) -> str:
@@ -320,74 +371,171 @@ class HFBatches:
         self._truncation_side = _side("truncation_side", side)
 
     @property
-    def pad_token_id(self) -> int | None:
-        """The id padding writes, as in transformers; None: the model's own (``pad_id``)."""
-        return self._pad_token_id
+    def pad_token_id(self) -> int:
+        """The id padding writes, as in transformers: the one set, else the model's own
+        (``pad_id``). Setting None goes back to the model's."""
+        return self._padding_id()
 
     @pad_token_id.setter
     def pad_token_id(self, token_id: int | None) -> None:
         # 0..2**63-1: what the padded int64 arrays hold
         self._pad_token_id = int_argument("pad_token_id", token_id, "an int", 0, 1 << 63)
 
-    def __call__(self, text: str | bytes | Sequence[str | bytes], *, add_special_tokens: bool = True,
-                 padding: bool | str = False, truncation: bool | str | None = None, max_length: int | None = None,
+    def __call__(self, text: str | bytes | Sequence[str | bytes] | Sequence[Sequence[str]],
+                 text_pair: str | bytes | Sequence[str | bytes] | Sequence[Sequence[str]] | None = None, *,
+                 add_special_tokens: bool = True, padding: bool | str = False, truncation: bool | str | None = None,
+                 max_length: int | None = None, stride: int = 0, is_split_into_words: bool = False,
                  pad_to_multiple_of: int | None = None, padding_side: str | None = None,
-                 return_tensors: str | None = None, return_attention_mask: bool = True,
-                 return_offsets_mapping: bool = False, split_special_tokens: bool = False,
-                 num_threads: int | None = None) -> BatchEncoding:
-        """Encode a text or a batch as transformers tokenizers do: a ``BatchEncoding`` (a
-        dict) with ``input_ids``, ``attention_mask`` and, with ``return_offsets_mapping``,
-        ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for bytes
-        input; (0, 0) for template and padding tokens). ``padding``: False, True or
-        "longest", "max_length"; ``truncation`` cuts each text to ``max_length`` ids
+                 return_tensors: str | None = None, return_token_type_ids: bool | None = None,
+                 return_attention_mask: bool | None = None, return_overflowing_tokens: bool = False,
+                 return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
+                 return_length: bool = False, split_special_tokens: bool = False, allowed_special: object = None,
+                 disallowed_special: object = (), num_threads: int | None = None) -> BatchEncoding:
+        """Encode a text or a batch, or pairs of them (``text_pair``), as transformers
+        tokenizers do: a ``BatchEncoding`` (a dict) with ``input_ids``, ``attention_mask``
+        and what is asked for: ``token_type_ids`` (the template's type ids; returned for
+        pairs unless False), ``special_tokens_mask`` (1 for template and padding tokens),
+        ``offset_mapping`` ((start, end) per token in the input's chars, or bytes for
+        bytes input; (0, 0) for template and padding tokens), ``length`` (each row's ids
+        before padding), and with ``return_overflowing_tokens`` every window of ``max_length``
+        ids that a text fills, each overlapping the one before by ``stride`` ids, with
+        ``overflow_to_sample_mapping``. ``padding``: False, True or "longest",
+        "max_length"; ``truncation`` cuts each text (a pair: ``"longest_first"``,
+        ``"only_first"``, ``"only_second"``, as HF ``tokenizers``) to ``max_length`` ids
         (the template's counted) at its ``truncation_side``; left unset, it is on when
         ``max_length`` is given without padding, as in transformers; ``padding_side``
-        overrides the tokenizer's for this call; ``return_tensors="np"`` gives 2-D int64 arrays, filled in
-        compiled code from the codec's flat batch. A single text gives flat lists (or arrays of
-        one row), as in transformers."""
-        mode, truncate, max_length, pad_to_multiple_of = check_options(padding, truncation, max_length,
+        overrides the tokenizer's for this call. ``is_split_into_words``: each text is a
+        list of words, each encoded alone (``common.words``), and ``word_ids()`` tells
+        each token's word. ``return_tensors``: "np" for 2-D int64 arrays, "pt" for torch
+        tensors. Special tokens follow ``split_special_tokens``, ``allowed_special`` and
+        ``disallowed_special`` as in ``encode``. A single text gives flat lists (or arrays
+        of one row), as in transformers."""
+        mode, strategy, max_length, pad_to_multiple_of = check_options(padding, truncation, max_length,
                                                                         pad_to_multiple_of, return_tensors)
         num_threads = int_argument("num_threads", num_threads, "a positive int", 1)
+        stride = int_argument("stride", stride, "an int >= 0", 0) or 0
         side = self.padding_side if padding_side is None else _side("padding_side", padding_side)
-        texts, single = batch_of(text)
+        texts, single = _words_batch(text, "text") if is_split_into_words else batch_of(text)
+        pairs = None
+        if text_pair is not None:
+            pairs, single_pair = _words_batch(text_pair, "text_pair") if is_split_into_words else batch_of(text_pair)
+            if single_pair != single or len(pairs) != len(texts):
+                raise ValueError(f"text_pair must match text: {len(texts)} text(s) and {len(pairs)} pair text(s)")
+        if strategy == "only_second" and pairs is None:
+            raise ValueError("truncation='only_second' needs text_pair: a single text has no second text to cut")
         template = self._template if add_special_tokens else NO_TEMPLATE
-        shape = Shape(mode, truncate, max_length, pad_to_multiple_of, self._padding_id(),
-                      side == "left", return_attention_mask,
-                      self.truncation_side == "left")
-        if return_tensors == "np":
-            flat, starts, spans = self._flat_batch(texts, split_special_tokens, return_offsets_mapping, num_threads)
-            return BatchEncoding(padded_arrays(flat, starts, template, shape, spans, num_threads or usable_cpus()))
+        mask = return_attention_mask is not False
+        specials = {"split_special_tokens": split_special_tokens, "allowed_special": allowed_special,
+                    "disallowed_special": disallowed_special}
+        shape = Shape(mode, strategy is not None, max_length, pad_to_multiple_of, self._padding_id(),
+                      side == "left", mask, self.truncation_side == "left")
+        types = return_token_type_ids if return_token_type_ids is not None else pairs is not None
+        if (pairs is not None or is_split_into_words or return_overflowing_tokens or types
+                or return_special_tokens_mask or return_length):
+            if return_overflowing_tokens and strategy is None:
+                raise ValueError("return_overflowing_tokens needs truncation and max_length: the windows are "
+                                 "max_length ids long")
+            firsts = self._encoded(texts, is_split_into_words, specials, return_offsets_mapping, num_threads)
+            seconds = None if pairs is None else self._encoded(pairs, is_split_into_words, specials,
+                                                               return_offsets_mapping, num_threads)
+            cut = make_cut(strategy, max_length, template.added(pairs is not None), shape.keep_end,
+                       return_overflowing_tokens, stride)
+            rows = build_rows(firsts, seconds, template, cut)
+            _, width = row_bounds(max((len(row.ids) for row in rows), default=0), NO_TEMPLATE,
+                                    replace(shape, truncate=False))
+            columns = padded(rows, width, shape.pad_id, shape.left)
+            out: dict[str, object] = {"input_ids": columns.ids}
+            for key, value, wanted in (("token_type_ids", columns.types, types), ("attention_mask", columns.mask, mask),
+                                       ("special_tokens_mask", columns.special, return_special_tokens_mask),
+                                       ("offset_mapping", columns.spans, return_offsets_mapping),
+                                       ("length", columns.lengths, return_length),
+                                       ("overflow_to_sample_mapping", columns.samples, return_overflowing_tokens)):
+                if wanted:
+                    out[key] = value
+            single = single and not return_overflowing_tokens  # windows are rows, as transformers gives them
+            return _finished(out, single, return_tensors, columns.words if is_split_into_words else None)
+        if return_tensors is not None:
+            flat, starts, spans = self._flat_batch(texts, specials, return_offsets_mapping, num_threads)
+            arrays = padded_arrays(flat, starts, template, shape, spans, num_threads or usable_cpus())
+            return _finished(arrays, False, return_tensors)  # a single text: one row, as transformers gives it
         if return_offsets_mapping:
-            flat, starts, spans = self._flat_batch(texts, split_special_tokens, True, num_threads)
+            flat, starts, spans = self._flat_batch(texts, specials, True, num_threads)
             assert spans is not None
             bounds = list(pairwise(starts.tolist()))
-            ids, pairs = flat.tolist(), [tuple(pair) for pair in spans.tolist()]
-            out = framed_lists([ids[a:b] for a, b in bounds], template, shape, [pairs[a:b] for a, b in bounds])
+            ids, pairs_ = flat.tolist(), [tuple(pair) for pair in spans.tolist()]
+            out = framed_lists([ids[a:b] for a, b in bounds], template, shape, [pairs_[a:b] for a, b in bounds])
         else:  # the encoder's own lists, on threads
-            rows = self.encode_batch(texts, num_threads=num_threads, split_special_tokens=split_special_tokens)
-            out = framed_lists(rows, template, shape)
-        if single:
-            out = {name: value[0] for name, value in out.items()}  # type: ignore[index]
-        return BatchEncoding(out)
+            out = framed_lists(self.encode_batch(texts, num_threads=num_threads, **specials), template, shape)
+        return _finished(out, single, None)
+
+    def _encoded(self, texts: list, words: bool, specials: dict, offsets: bool, num_threads: int | None
+                 ) -> list[Encoded]:
+        """Each text's ids (and spans) as ``rows.Encoded``; with ``words``, each text is a
+        list of words (``common.words``), each encoded alone, and every token knows its
+        word; its spans are in its word's chars (the separator before it not counted),
+        as transformers gives them for pre-split words."""
+        if not words:
+            lists = self._text_rows(texts, specials, offsets, num_threads)
+            return [Encoded(ids, spans) for ids, spans in lists]
+        pieces = [word_texts(item, f"text[{i}]") for i, item in enumerate(texts)]
+        lists = self._text_rows([p for text in pieces for p in text], specials, offsets, num_threads)
+        out, at = [], 0
+        for text_pieces, item in zip(pieces, texts):
+            row = Encoded([], [] if offsets else None, [])
+            for index, (piece, word) in enumerate(zip(text_pieces, item)):
+                ids, spans = lists[at]
+                at += 1
+                row.ids += ids
+                row.words += [index] * len(ids)  # type: ignore[operator]
+                if spans is not None:
+                    lead = len(piece) - len(word)  # the separator before the word
+                    row.spans += [(max(0, a - lead), max(0, b - lead)) for a, b in spans]  # type: ignore[operator]
+            out.append(row)
+        return out
+
+    def _text_rows(self, texts: list, specials: dict, offsets: bool, num_threads: int | None
+                   ) -> list[tuple[list[int], list[tuple[int, int]] | None]]:
+        """(ids, spans or None) of each text, as lists."""
+        if not offsets:
+            return [(ids, None) for ids in self.encode_batch(texts, num_threads=num_threads, **specials)]
+        flat, starts, spans = self._flat_batch(texts, specials, True, num_threads)
+        assert spans is not None
+        ids, pairs = flat.tolist(), [tuple(pair) for pair in spans.tolist()]
+        return [(ids[a:b], pairs[a:b]) for a, b in pairwise(starts.tolist())]  # type: ignore[misc]
+
+    def batch_decode(self, sequences: Iterable[Iterable[int]], errors: str = "replace", *,
+                     skip_special_tokens: bool = False) -> list[str]:
+        """``decode`` of each sequence of ids (a list of lists, a 2-D array or tensor, a
+        ``BatchEncoding``'s ``input_ids``), as transformers' ``batch_decode``."""
+        if isinstance(sequences, (str, bytes)) or not hasattr(sequences, "__iter__") or getattr(sequences, "ndim", 2) == 0:
+            raise TypeError(f"batch_decode takes a batch of id sequences, got {type(sequences).__name__}")
+        if getattr(sequences, "ndim", 2) != 2:
+            raise TypeError(f"batch_decode takes a batch of id sequences (2-D), got a {sequences.ndim}-D "  # type: ignore[attr-defined]
+                            "array: decode takes one sequence")
+        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in sequences]
 
     def encode_with_offsets(self, text: str | bytes, *, split_special_tokens: bool = False
                             ) -> tuple[list[int], list[tuple[int, int]]]:
         """(ids, offsets): each token's (start, end) in ``text``, in chars for a str and in
         bytes for bytes; a token that holds part of a char (a byte-fallback token) gets
         that char's span, so ``text[start:end]`` is the text each token is part of."""
-        flat, _, spans = self._flat_batch([_plain_text(text, "text")], split_special_tokens, True, 1)
+        flat, _, spans = self._flat_batch([_plain_text(text, "text")], {"split_special_tokens": split_special_tokens},
+                                          True, 1)
         assert spans is not None
         return flat.tolist(), [tuple(pair) for pair in spans.tolist()]  # type: ignore[misc]
 
-    def _flat_batch(self, texts: list, split_special_tokens: bool, offsets: bool, num_threads: int | None
+    def _flat_batch(self, texts: list, specials: dict, offsets: bool, num_threads: int | None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(ids, starts, spans or None): every text's ids one after the other (text i's at
-        ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans."""
+        ``ids[starts[i]:starts[i+1]]``), and with ``offsets`` their (n, 2) spans.
+        ``specials``: the call's ``split_special_tokens``, ``allowed_special`` and
+        ``disallowed_special``."""
         data = plain_batch(texts)
         if offsets and self.bug_compat:
             raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
-        if self._has_specials and not split_special_tokens:
-            lists = [self._encode_with_specials(t, False if offsets else self.bug_compat) for t in data]
+        if self._has_specials or self._call_specials(**specials) is not None:
+            lists = self.encode_batch(data, num_threads=1, bug_compat=False if offsets else self.bug_compat,
+                                      **specials)
             flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32, count=sum(map(len, lists)))
             starts = np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
         else:
@@ -399,4 +547,4 @@ class HFBatches:
         return flat, starts, np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
 
     def _padding_id(self) -> int:
-        return self.pad_id if self.pad_token_id is None else self.pad_token_id
+        return self.pad_id if self._pad_token_id is None else self._pad_token_id

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 
 
 class SpecialTokens:
@@ -21,8 +23,6 @@ class SpecialTokens:
     def __init__(self) -> None:
         self.ids: dict[bytes, int] = {}  # token bytes -> id, in the order they were added
         self.by_id: dict[int, bytes] = {}
-        self._text: re.Pattern[str] | None = None
-        self._bytes: re.Pattern[bytes] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.ids)
@@ -32,7 +32,8 @@ class SpecialTokens:
 
     def add(self, tokens: Iterable[str | bytes], existing: Callable[[bytes], int | None], next_id: int) -> int:
         """Add ``tokens`` (str as UTF-8, or bytes); ``existing(bytes)`` is the vocabulary's id
-        of such a key or None, ``next_id`` the first free id. Returns how many are new."""
+        of such a key or None, ``next_id`` the first free id. Returns how many got a new
+        id (a vocabulary key made special is not counted, as in transformers)."""
         if isinstance(tokens, (str, bytes)):
             raise TypeError("tokens must be a list of special tokens, got one "
                             f"{type(tokens).__name__} (write [{tokens!r}])")
@@ -52,13 +53,12 @@ class SpecialTokens:
             if data in self.ids:
                 continue
             kid = existing(data)
-            if kid is None:
+            if kid is None:  # a new id: counted, as transformers counts the tokens it adds to the vocabulary
                 kid = next_id
                 next_id += 1
+                added += 1
             self.ids[data] = kid
             self.by_id[kid] = data
-            added += 1
-        self._text = self._bytes = None
         return added
 
     def restore(self, pairs: Iterable[tuple[bytes, int]], existing: Callable[[bytes], int | None],
@@ -78,27 +78,14 @@ class SpecialTokens:
         """The special tokens whose ids lie past the vocabulary (those it does not hold)."""
         return {kid: data for kid, data in self.by_id.items() if kid >= vocabulary_size}
 
-    def pattern(self, text: str | bytes) -> re.Pattern | None:
+    def pattern(self, text: str | bytes) -> re.Pattern:
         """The pattern that finds the special tokens in text of this type (longest first)."""
-        if isinstance(text, str):
-            if self._text is None:
-                texts = []
-                for data in self.ids:
-                    try:  # a lone surrogate is kept as add took it (surrogatepass), as str input is encoded
-                        texts.append(data.decode("utf-8", "surrogatepass"))
-                    except UnicodeDecodeError:
-                        continue  # bytes that are no text: matched in bytes input only
-                self._text = _alternation(texts) if texts else re.compile(r"(?!x)x")
-            return self._text
-        if self._bytes is None:
-            self._bytes = _alternation(list(self.ids))
-        return self._bytes
+        return _subset_pattern(frozenset(self.ids), isinstance(text, str))
 
-    def split(self, text: str | bytes) -> list[str | bytes | int]:
-        """``text`` cut at its special tokens: the pieces between them (non-empty) and, in
-        their places, the special tokens' ids."""
-        pattern = self.pattern(text)
-        assert pattern is not None
+    def split(self, text: str | bytes, only: frozenset[bytes] | None = None) -> list[str | bytes | int]:
+        """``text`` cut at its special tokens (or at those in ``only``): the pieces between
+        them (non-empty) and, in their places, the special tokens' ids."""
+        pattern = _subset_pattern(frozenset(self.ids) if only is None else only, isinstance(text, str))
         out: list[str | bytes | int] = []
         at = 0
         for m in pattern.finditer(text):
@@ -111,26 +98,89 @@ class SpecialTokens:
             out.append(text[at:])
         return out
 
-    def check_disallowed(self, text: str | bytes, disallowed: Iterable[str | bytes] | str, name: str = "text") -> None:
-        """Raise ValueError if ``text`` holds one of the ``disallowed`` special tokens
-        (``"all"``: any), naming it and its position (tiktoken's ``disallowed_special``)."""
-        if not self.ids:
+
+
+@dataclass(frozen=True)
+class CallSpecials:
+    """What one encoding call does with the special tokens in its text (``call_specials``):
+    those in ``disallowed`` raise, those in ``whole`` are matched whole (their ids), the
+    rest are encoded by the model as plain text."""
+
+    whole: frozenset[bytes]
+    disallowed: frozenset[bytes]
+
+    def check(self, text: str | bytes, name: str = "text") -> None:
+        """ValueError when ``text`` holds a disallowed special token, naming it and its
+        position (in the text's own units), as tiktoken refuses it."""
+        if not self.disallowed:
             return
-        if disallowed == "all":
-            refused = set(self.ids)
-        else:  # a str or bytes is one token, not its chars
-            tokens = [disallowed] if isinstance(disallowed, (str, bytes)) else disallowed
-            refused = {_as_bytes(t) for t in tokens}
-        if not refused:
-            return
-        pattern = self.pattern(text)
-        assert pattern is not None
-        for m in pattern.finditer(text):
-            token = m.group(0)
-            if _as_bytes(token) in refused:
-                raise ValueError(f"{name} holds the special token {token!r} at {m.start()}: pass "
-                                 "split_special_tokens=True to encode it as plain text, or leave it out of "
-                                 "disallowed_special")
+        m = _subset_pattern(self.disallowed, isinstance(text, str)).search(text)
+        if m is not None:
+            token, where = m.group(0), f"at {m.start()}"
+            if isinstance(token, bytes):  # bytes input: the token as text, its place in bytes
+                token, where = token.decode("utf-8", "backslashreplace"), f"at byte {m.start()}"
+            raise ValueError(f"{name} holds the special token {token!r} {where}, which this call "
+                             "disallows: pass allowed_special=[...] naming it to encode it as its id, or "
+                             "split_special_tokens=True (encode_ordinary) to encode it as plain text")
+
+
+def call_specials(specials: Iterable[bytes], split_special_tokens: bool, allowed_special: object,
+                  disallowed_special: object) -> CallSpecials | None:
+    """The special tokens of one call, from HF's and tiktoken's arguments; None when every
+    special token is matched whole and none is disallowed (the default).
+
+    ``split_special_tokens`` (HF): every one is plain text. ``allowed_special`` (tiktoken):
+    None or ``"all"``, every one is matched whole; a collection, only those (naming a token
+    that is no special token is a ValueError: a typo would otherwise let it through as
+    text). ``disallowed_special``: the texts that make the call raise (any text, as in
+    tiktoken), ``"all"`` meaning every special token not named in ``allowed_special`` (as in
+    tiktoken, where ``"all"`` is the default)."""
+    known = frozenset(specials)
+    allowed = None if allowed_special is None or allowed_special == "all" else _named(
+        allowed_special, "allowed_special", known)
+    if disallowed_special == "all":
+        disallowed = known - (allowed or frozenset())
+    else:  # any text may be named, as in tiktoken: the call refuses input that holds it
+        disallowed = _named(disallowed_special, "disallowed_special", None)
+    if not split_special_tokens and allowed is None and not disallowed:
+        return None
+    whole = frozenset() if split_special_tokens else known if allowed is None else allowed
+    return CallSpecials(whole, disallowed)
+
+
+def _named(tokens: object, name: str, known: frozenset[bytes] | None) -> frozenset[bytes]:
+    """The tokens an argument names (a str or bytes: one token, not its chars), each one
+    of ``known`` unless that is None."""
+    if isinstance(tokens, (str, bytes)):
+        tokens = [tokens]
+    if not isinstance(tokens, Iterable):
+        raise TypeError(f"{name} must be 'all' or a collection of special tokens, got {type(tokens).__name__}")
+    out = set()
+    for token in tokens:
+        if not isinstance(token, (str, bytes)):
+            raise TypeError(f"{name} must hold special tokens as str or bytes, got {type(token).__name__}")
+        data = _as_bytes(token)
+        if not data:
+            raise ValueError(f"{name}: an empty token would match everywhere")
+        if known is not None and data not in known:
+            raise ValueError(f"{name}: {token!r} is not a special token of this tokenizer "
+                             f"(its special tokens: {sorted(known)!r})")
+        out.add(data)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def _subset_pattern(tokens: frozenset[bytes], text: bool) -> re.Pattern:
+    """The pattern that finds these special tokens, in str (``text``) or bytes."""
+    if not text:
+        return _alternation(list(tokens)) if tokens else re.compile(rb"(?!x)x")
+    texts = []
+    for data in tokens:
+        try:
+            texts.append(data.decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:
+            continue  # bytes that are no text: matched in bytes input only
+    return _alternation(texts) if texts else re.compile(r"(?!x)x")
 
 
 def _alternation(tokens: list) -> re.Pattern:

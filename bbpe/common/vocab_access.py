@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UnknownIdError
-from .batch import Template
 from .specials import SpecialTokens
+from .template import Template, parse_template
 from .token_text import token_bytes, token_text
 
 
@@ -43,6 +43,22 @@ class VocabularyAccess:
         """The number of ids, added special tokens included (``len(tok)``; HF's
         ``get_vocab_size(with_added_tokens=True)``)."""
         return len(self)
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """The number of ids (HF ``tokenizers``' name): with the added special tokens past
+        the vocabulary, or without them."""
+        return len(self) if with_added_tokens else len(self._keys)
+
+    @property
+    def n_vocab(self) -> int:
+        """The number of ids, added special tokens included (tiktoken's name)."""
+        return len(self)
+
+    def _without_specials(self, ids: list | np.ndarray | Iterable[int]) -> list:
+        """``ids`` less the special tokens' (the model's own and those added), for
+        ``decode(..., skip_special_tokens=True)``."""
+        special = set(self.special_tokens.values())
+        return [i for i in _as_id_list(ids) if i not in special]
 
     def get_vocab(self) -> dict[str, int]:
         """Every token as text (``id_to_token``) -> its id, as HF ``tokenizers`` gives it."""
@@ -100,8 +116,11 @@ class VocabularyAccess:
         """Add special tokens (``str`` or bytes, any length): each is matched whole in the
         input before the model runs, never split or merged, and has one id, that of the
         vocabulary's key with its bytes or else a new one after the vocabulary. Returns
-        how many were added. A model's own specials (XBBPE's ``<P>``, ``<S>``, ``</S>``)
-        keep the model's behaviour (XBBPE: the C++'s, QUIRKS Q12, Q13) unless added here."""
+        how many got a new id, as transformers counts the tokens it adds (a vocabulary key
+        made special is not counted). A model's own specials (XBBPE's ``<P>``, ``<S>``,
+        ``</S>``) are special tokens already: the model encodes them as the C++ does
+        (QUIRKS Q12, Q13), and each call's ``allowed_special``, ``disallowed_special`` and
+        ``split_special_tokens`` apply to them as to those added here."""
         added = self._specials.add(tokens, self.token_id, len(self))
         self._has_specials = bool(self._specials)
         self._key_lens = None
@@ -121,25 +140,14 @@ class VocabularyAccess:
         order they were added (a copy)."""
         return dict(self._specials.ids)
 
-    def set_template(self, single: str = "$A") -> None:
-        """What ``add_special_tokens=True`` puts around each text, as HF's
-        ``TemplateProcessing`` writes it: ``"<S> $A </S>"`` (each other word a token of the
-        vocabulary or a special token, as text). None by default: the C++ adds nothing."""
-        if not isinstance(single, str):
-            raise TypeError(f"the template must be a str such as '<S> $A </S>', got {type(single).__name__}")
-        words = single.split()
-        if words.count("$A") != 1:
-            raise ValueError(f"the template must hold $A once, got {single!r}")
-        ids: list[int] = []
-        for word in words:
-            if word == "$A":
-                continue
-            kid = self.token_to_id(word)
-            if kid is None:
-                raise ValueError(f"template token {word!r} is neither in the vocabulary nor a special token")
-            ids.append(kid)
-        cut = words.index("$A")
-        self._template = Template(tuple(ids[:cut]), tuple(ids[cut:]), single)
+    def set_template(self, single: str | None = "$A", pair: str | None = None) -> None:
+        """What ``add_special_tokens=True`` puts around each text (``single``) and around a
+        pair of texts (``pair``), with the type ids of their tokens, as HF's
+        ``TemplateProcessing`` writes them: ``"<S> $A </S>"``, ``"<S> $A:0 </S>:0 $B:1
+        </S>:1"`` (each other word a token of the vocabulary or a special token, as text;
+        ``common.template``). ``None`` or ``"$A"``: nothing, as in the C++; a pair template
+        not given is derived from the single one."""
+        self._template = parse_template(single, pair, self.token_to_id)
 
 
 def _is_one_id(ids: object) -> bool:
