@@ -134,9 +134,12 @@ def _fields(value: Any, field: str, what: str, tokens: bool = False) -> dict[str
     if not isinstance(value, dict):
         raise FieldError(field, f"must be {what}, got {_got(value)}")
     if isinstance(value, _Repeated):
-        key = value.repeated
-        at = f"{field}[{_shown.repr(key)}]" if tokens else f"{field}.{key}" if field != "the document" else key
-        raise FieldError(at, "given twice (JSON would keep the last one silently)")
+        key, twice = value.repeated, "given twice (JSON would keep the last one silently)"
+        if tokens:
+            raise FieldError(f"{field}[{_shown.repr(key)}]", twice)
+        if key.isidentifier():
+            raise FieldError(key if field == "the document" else f"{field}.{key}", twice)
+        raise FieldError(field, f"the key {_shown.repr(key)} is {twice}")
     return value
 
 
