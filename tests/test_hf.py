@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import os
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import REPO, TANG300
@@ -72,26 +74,74 @@ def test_decoding_is_exact(hf):
     assert hf.decode(ids, skip_special_tokens=True) == text.replace("<|eot|>", "")
 
 
+# run in the nested venv: checks that it imports the old transformers and the bbpe under test,
+# then runs pytest in the same process
+_NESTED_RUN = """
+import os, sys
+import transformers, bbpe, pytest
+want_version, want_bbpe, *args = sys.argv[1:]
+if not transformers.__version__.startswith(want_version + "."):
+    sys.exit(f"the nested venv imports transformers {transformers.__version__} ({transformers.__file__}), "
+             f"not {want_version}.*")
+if os.path.realpath(bbpe.__file__) != want_bbpe:
+    sys.exit(f"the nested venv imports bbpe from {bbpe.__file__}, not {want_bbpe}")
+print(f"transformers {transformers.__version__} from {transformers.__file__}", flush=True)
+sys.exit(pytest.main(args))
+"""
+# pip's words for an index it could not reach (pip 22-25)
+_UNREACHABLE = ("Failed to establish a new connection", "NewConnectionError", "Could not fetch URL",
+                "ConnectTimeout", "ReadTimeout", "Max retries exceeded", "ProxyError", "Network is unreachable",
+                "Temporary failure in name resolution", "Name or service not known")
+
+
+def _site_dirs() -> list[str]:
+    """The running interpreter's site directories, in ``sys.path``'s order: a venv's own or
+    the base interpreter's, and the user's when it is on the path."""
+    import site
+
+    dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    on_path = [os.path.realpath(p) for p in sys.path]
+    return sorted({d for d in dirs if os.path.realpath(d) in on_path}, key=lambda d: on_path.index(os.path.realpath(d)))
+
+
 @pytest.mark.slow
 def test_under_the_oldest_transformers_the_extra_admits(tmp_path):
-    """This file's tests, in a venv that has the oldest transformers ``bbpe[hf]`` allows
-    (pyproject.toml's bound) over this environment's packages."""
+    """Every ``tests/test_hf*.py``, in a venv that has the oldest transformers ``bbpe[hf]``
+    allows (pyproject.toml's bound) in front of this environment's packages.
+
+    The nested venv sees this interpreter's site directories through a ``.pth`` line that
+    calls ``site.addsitedir`` on each (so that the ``.pth`` files there, an editable
+    install's finder among them, are read too), after its own site-packages, where pip puts
+    the old transformers. Unlike ``venv --system-site-packages``, which gives the *base*
+    interpreter's packages, this works from inside a venv as well as outside one."""
     tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["hf"]
     oldest = next(req.split(">=")[1] for req in extra if req.startswith("transformers>="))
     if transformers.__version__.split(".")[:2] == oldest.split(".")[:2]:
         pytest.skip(f"transformers {oldest} is the one installed here")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    pip = subprocess.run([python, "-m", "pip", "install", "-q", f"transformers=={oldest}.*"],
-                         capture_output=True, text=True, check=False)
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    calls = "; ".join(f"site.addsitedir({d!r})" for d in _site_dirs())
+    (Path(purelib) / "zz_outer_environment.pth").write_text(f"import site; {calls}\n")
+    try:
+        pip = subprocess.run([python, "-m", "pip", "install", "-q", "--retries", "2", "--timeout", "60",
+                              f"transformers=={oldest}.*"], capture_output=True, text=True, check=False, timeout=900)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"pip could not install transformers {oldest}.* within 15 minutes: is the package index reachable?")
     if pip.returncode:
-        pytest.skip(f"pip could not install transformers {oldest}.*: {(pip.stderr.strip().splitlines() or ['?'])[-1]}")
-    run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not oldest"],
+        if any(word in pip.stderr for word in _UNREACHABLE):
+            pytest.skip(f"transformers {oldest}.* must come from PyPI, and pip could not reach it (no network?)")
+        pytest.fail(f"pip could not install transformers {oldest}.*:\n{pip.stderr[-3000:]}")
+    files = sorted(str(path) for path in Path(__file__).parent.glob("test_hf*.py"))
+    run = subprocess.run([python, "-c", _NESTED_RUN, oldest, os.path.realpath(bbpe.__file__), "-q", "-p",
+                          "no:cacheprovider", *files, "-k", "not oldest"],
                          capture_output=True, text=True, check=False, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]
+    assert run.stdout.startswith(f"transformers {oldest}.")
+    assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1], run.stdout[-3000:]
 
 
 def test_it_pickles(hf):
