@@ -35,20 +35,31 @@ which bbpe does not have. Pickling and ``deepcopy`` keep the whole current state
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
 try:
     from transformers import AddedToken, BatchEncoding, PreTrainedTokenizer
+    from transformers.tokenization_utils_base import TruncationStrategy
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
 
 from .common.batch import char_spans, kept_part
+from .common.rows import pair_lengths
+from .common.template import NO_TEMPLATE, Template
 from .common.token_text import token_bytes, token_text
 from .tokenizer import Tokenizer
 
 MODEL_FILE = "bbpe.json"
+
+# the options of the call in progress in this thread (or task) that transformers does not
+# pass to where the wrapper needs them: no version tells the template methods whether the
+# call adds special tokens. (tokenizer, options): a call on another tokenizer sees none
+_CALL: ContextVar[tuple[object, dict[str, Any]] | None] = ContextVar("bbpe_hf_call", default=None)
 
 
 class BbpeTokenizer(PreTrainedTokenizer):
@@ -145,22 +156,88 @@ class BbpeTokenizer(PreTrainedTokenizer):
             clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
         return self.clean_up_tokenization(text) if clean_up_tokenization_spaces else text
 
+    # the options transformers does not pass down (_CALL)
+
+    @contextmanager
+    def _with_options(self, **options: Any) -> Iterator[None]:
+        """Run what follows with ``options`` added to those of the call in progress."""
+        token = _CALL.set((self, {**self._options(), **options}))
+        try:
+            yield
+        finally:
+            _CALL.reset(token)
+
+    def _options(self) -> dict[str, Any]:
+        """The options of this tokenizer's call in progress in this thread."""
+        call = _CALL.get()
+        return call[1] if call is not None and call[0] is self else {}
+
     # the bbpe tokenizer's template, for add_special_tokens=True
+
+    def prepare_for_model(self, ids: list[int], pair_ids: list[int] | None = None, add_special_tokens: bool = True,
+                          *args: Any, **kwargs: Any) -> BatchEncoding:
+        # bbpe's tok(...) returns a pair's token type ids unless told not to and, without
+        # special tokens, types the second text 1 as HF tokenizers do (transformers 4.x
+        # refuses token type ids then, 5.x makes them 0): the empty template gives that
+        if pair_ids is not None and kwargs.get("return_token_type_ids") is None:
+            kwargs["return_token_type_ids"] = True
+        with self._with_options(bare=not add_special_tokens):
+            return super().prepare_for_model(ids, pair_ids, True, *args, **kwargs)
+
+    def _call_template(self) -> Template:
+        """The template of the call in progress: the bbpe tokenizer's, or none."""
+        return NO_TEMPLATE if self._options().get("bare") else self.bbpe._template
 
     def build_inputs_with_special_tokens(self, token_ids_0: list[int],
                                          token_ids_1: list[int] | None = None) -> list[int]:
-        template = self.bbpe._template
-        return [*template.prefix, *token_ids_0, *(token_ids_1 or ()), *template.suffix]
+        return self._call_template().frame(token_ids_0, token_ids_1)[0]
+
+    def create_token_type_ids_from_sequences(self, token_ids_0: list[int],
+                                             token_ids_1: list[int] | None = None) -> list[int]:
+        return self._call_template().frame(token_ids_0, token_ids_1)[1]
 
     def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
                                 already_has_special_tokens: bool = False) -> list[int]:
         if already_has_special_tokens:
             return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
-        template = self.bbpe._template
-        return [1] * len(template.prefix) + [0] * (len(token_ids_0) + len(token_ids_1 or ())) + [1] * len(template.suffix)
+        return self._call_template().frame(token_ids_0, token_ids_1)[2]
 
     def num_special_tokens_to_add(self, pair: bool = False) -> int:
-        return self.bbpe._template.extra
+        return self._call_template().added(pair)
+
+    def truncate_sequences(self, ids: list[int], pair_ids: list[int] | None = None, num_tokens_to_remove: int = 0,
+                           truncation_strategy: Any = "longest_first", stride: int = 0
+                           ) -> tuple[list[int], list[int] | None, list[int]]:
+        """Cut ``num_tokens_to_remove`` ids as bbpe's ``tok(...)`` cuts them, at the
+        ``truncation_side`` end: a pair under ``longest_first`` as HF tokenizers does (the
+        longer text first, an odd id to the second; transformers gives it to the first).
+        The overflowing ids are transformers'. ValueError where ``max_length`` leaves too
+        little, where transformers logs it and cuts nothing (4.x) or keeps the template (5.x)."""
+        if num_tokens_to_remove <= 0:
+            return ids, pair_ids, []
+        strategy = TruncationStrategy(truncation_strategy).value
+        budget = len(ids) + len(pair_ids or ()) - num_tokens_to_remove  # what max_length leaves the texts
+        if budget < 0:
+            added = self.num_special_tokens_to_add(pair_ids is not None)
+            raise ValueError(f"max_length={budget + added} leaves no room for the template's {added} ids")
+        keep_end = self.truncation_side == "left"
+        if pair_ids is not None and strategy == "longest_first":
+            n1, n2 = pair_lengths(len(ids), len(pair_ids), budget)
+            return kept_part(ids, n1, keep_end), kept_part(pair_ids, n2, keep_end), []
+        if pair_ids is None and strategy == "only_second":
+            raise ValueError("truncation='only_second' needs text_pair: a single text has no second text to cut")
+        cut_first = strategy != "only_second"
+        moving, fixed = (ids, pair_ids) if cut_first else (pair_ids, ids)
+        assert moving is not None
+        size = len(moving) - num_tokens_to_remove
+        if fixed is not None and size <= 0:
+            first, second = ("first", "second") if cut_first else ("second", "first")
+            raise ValueError(f"truncation={strategy!r}: the {second} text takes {len(fixed)} of the {budget} ids left "
+                             f"by max_length, leaving {max(size, 0)} for the {first}")
+        window = min(len(moving), stride + num_tokens_to_remove)
+        overflow = moving[:window] if keep_end else moving[-window:]
+        moving = kept_part(moving, size, keep_end)
+        return (moving, pair_ids, overflow) if cut_first else (ids, moving, overflow)
 
     # offsets, which transformers' slow tokenizers drop
 
