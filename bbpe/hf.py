@@ -35,7 +35,7 @@ which bbpe does not have. Pickling and ``deepcopy`` keep the whole current state
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -44,7 +44,7 @@ import numpy as np
 
 try:
     from transformers import AddedToken, BatchEncoding, PreTrainedTokenizer
-    from transformers.tokenization_utils_base import TruncationStrategy
+    from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
 
@@ -57,8 +57,9 @@ from .tokenizer import Tokenizer
 MODEL_FILE = "bbpe.json"
 
 # the options of the call in progress in this thread (or task) that transformers does not
-# pass to where the wrapper needs them: no version tells the template methods whether the
-# call adds special tokens. (tokenizer, options): a call on another tokenizer sees none
+# pass to where the wrapper needs them: 4.x's _pad takes no padding side, and no version
+# tells the template methods whether the call adds special tokens. (tokenizer, options):
+# a call on another tokenizer sees none of them
 _CALL: ContextVar[tuple[object, dict[str, Any]] | None] = ContextVar("bbpe_hf_call", default=None)
 
 
@@ -172,6 +173,25 @@ class BbpeTokenizer(PreTrainedTokenizer):
         call = _CALL.get()
         return call[1] if call is not None and call[0] is self else {}
 
+    # the call's padding side, on its way in
+
+    def _encode_plus(self, *args: Any, **kwargs: Any) -> BatchEncoding:
+        return self._encoding(super()._encode_plus, args, kwargs)
+
+    def _batch_encode_plus(self, *args: Any, **kwargs: Any) -> BatchEncoding:
+        # transformers 4.x's batches (5.x's _encode_plus takes them too)
+        return self._encoding(super()._batch_encode_plus, args, kwargs)
+
+    def _encoding(self, encode: Callable[..., BatchEncoding], args: tuple, kwargs: dict[str, Any]) -> BatchEncoding:
+        """transformers' ``encode`` with the call's padding side held for ``_pad``
+        (transformers 4.x has no ``padding_side`` argument: it would hand it to ``tokenize``,
+        which ignores it)."""
+        side = kwargs.pop("padding_side", None)
+        if side is None:
+            return encode(*args, **kwargs)
+        with self._with_options(padding_side=_side(side)):
+            return encode(*args, **kwargs)
+
     # the bbpe tokenizer's template, for add_special_tokens=True
 
     def prepare_for_model(self, ids: list[int], pair_ids: list[int] | None = None, add_special_tokens: bool = True,
@@ -239,6 +259,44 @@ class BbpeTokenizer(PreTrainedTokenizer):
         moving = kept_part(moving, size, keep_end)
         return (moving, pair_ids, overflow) if cut_first else (ids, moving, overflow)
 
+    # padding on the call's side
+
+    def pad(self, encoded_inputs: Any, *args: Any, padding_side: str | None = None, **kwargs: Any) -> BatchEncoding:
+        # transformers 4.x's pad takes no padding_side: the call holds it for _pad
+        if padding_side is None:
+            return super().pad(encoded_inputs, *args, **kwargs)
+        with self._with_options(padding_side=_side(padding_side)):
+            return super().pad(encoded_inputs, *args, **kwargs)
+
+    def _pad(self, encoded_inputs: Any, max_length: int | None = None,
+             padding_strategy: Any = PaddingStrategy.DO_NOT_PAD, pad_to_multiple_of: int | None = None,
+             padding_side: str | None = None, return_attention_mask: bool | None = None) -> dict:
+        """One row padded as transformers pads it, on ``padding_side``, else the call's, else
+        the tokenizer's (4.x's own ``_pad`` reads only the tokenizer's)."""
+        side = _side(padding_side or self._options().get("padding_side") or self.padding_side)
+        if return_attention_mask is None:
+            return_attention_mask = "attention_mask" in self.model_input_names
+        main = self.model_input_names[0]
+        length = len(encoded_inputs[main])
+        if padding_strategy == PaddingStrategy.LONGEST:
+            max_length = length
+        if max_length is not None and pad_to_multiple_of and max_length % pad_to_multiple_of:
+            max_length += pad_to_multiple_of - max_length % pad_to_multiple_of
+        if return_attention_mask and "attention_mask" not in encoded_inputs:
+            encoded_inputs["attention_mask"] = [1] * length
+        missing = 0 if padding_strategy == PaddingStrategy.DO_NOT_PAD or max_length is None else max_length - length
+        if missing <= 0:
+            return encoded_inputs
+        # transformers pads the mask only when it returns it
+        fillers = {main: self.pad_token_id, "token_type_ids": self.pad_token_type_id, "special_tokens_mask": 1,
+                   "attention_mask": 0 if return_attention_mask else None}
+        for name, filler in fillers.items():
+            if name in encoded_inputs and filler is not None:
+                pad = [filler] * missing
+                encoded_inputs[name] = pad + list(encoded_inputs[name]) if side == "left" \
+                    else list(encoded_inputs[name]) + pad
+        return encoded_inputs
+
     # offsets, which transformers' slow tokenizers drop
 
     def __call__(self, text: Any = None, *args: Any, return_offsets_mapping: bool = False,
@@ -302,3 +360,9 @@ class BbpeTokenizer(PreTrainedTokenizer):
         path = os.path.join(save_directory, (f"{filename_prefix}-" if filename_prefix else "") + MODEL_FILE)
         self.bbpe.save(path, format="json")
         return (path,)
+
+
+def _side(side: object) -> str:
+    if side not in ("left", "right"):
+        raise ValueError(f"padding_side must be 'left' or 'right', got {side!r}")
+    return side  # type: ignore[return-value]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -54,6 +55,44 @@ def test_token_type_ids_are_as_long_as_the_ids(tok, tensors):
         _same(got, own(TEXTS, return_token_type_ids=True, return_tensors=tensors, **kwargs))
         assert np.shape(got["token_type_ids"]) == np.shape(got["input_ids"])
     assert hf(TEXTS[1], return_token_type_ids=True)["token_type_ids"] == [0] * (len(tok.encode(TEXTS[1])) + 2)
+
+
+def test_a_calls_padding_side(tok):
+    # transformers 4.40 has no padding_side argument: it logged it and padded on the right
+    own = _templated(tok)
+    hf = BbpeTokenizer(own)
+    for kwargs in ({"padding": True}, {"padding": "max_length", "max_length": 20, "return_special_tokens_mask": True},
+                   {"padding": True, "return_tensors": "np", "return_token_type_ids": True}):
+        got = hf(TEXTS, padding_side="left", **kwargs)
+        _same(got, own(TEXTS, padding_side="left", **kwargs))
+        assert got["input_ids"][1][0] == own.pad_id
+    assert hf.padding_side == "right"  # the call's side is the call's only
+    _same(hf(TEXTS, padding=True), own(TEXTS, padding=True))
+    # encode and pad take it too
+    want = own(TEXTS[1], padding="max_length", max_length=9, padding_side="left")["input_ids"]
+    assert hf.encode(TEXTS[1], padding="max_length", max_length=9, padding_side="left") == want
+    padded = hf.pad([hf(t) for t in TEXTS], padding_side="left")
+    assert padded["input_ids"] == own(TEXTS, padding=True, padding_side="left")["input_ids"]
+    # and "right" on a tokenizer that pads on the left
+    own.padding_side = "left"
+    lefty = BbpeTokenizer(own)
+    _same(lefty(TEXTS, padding=True, padding_side="right"), own(TEXTS, padding=True, padding_side="right"))
+    assert lefty(TEXTS, padding=True)["input_ids"][1][0] == own.pad_id
+    with pytest.raises(ValueError, match="padding_side must be 'left' or 'right', got 'middle'"):
+        hf(TEXTS, padding=True, padding_side="middle")
+
+
+def test_a_calls_padding_side_is_not_seen_by_other_threads(tok):
+    own = _templated(tok)
+    hf = BbpeTokenizer(own)
+    left = own(TEXTS, padding=True, padding_side="left")["input_ids"]
+    right = own(TEXTS, padding=True)["input_ids"]
+
+    def call(i):
+        return hf(TEXTS, padding=True, **({"padding_side": "left"} if i % 2 else {}))["input_ids"]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(call, range(40))) == [left if i % 2 else right for i in range(40)]
 
 
 def test_a_max_length_shorter_than_the_template(tok):
