@@ -52,6 +52,7 @@ from .common.batch import char_spans, kept_part
 from .common.rows import pair_lengths
 from .common.template import NO_TEMPLATE, Template
 from .common.token_text import token_bytes, token_text
+from .common.words import word_texts
 from .tokenizer import Tokenizer
 
 MODEL_FILE = "bbpe.json"
@@ -61,6 +62,8 @@ MODEL_FILE = "bbpe.json"
 # tells the template methods whether the call adds special tokens. (tokenizer, options):
 # a call on another tokenizer sees none of them
 _CALL: ContextVar[tuple[object, dict[str, Any]] | None] = ContextVar("bbpe_hf_call", default=None)
+# the keyword arguments that hold the texts of transformers' _encode_plus/_batch_encode_plus
+_TEXT_ARGUMENTS = ("text", "text_pair", "batch_text_or_text_pairs")
 
 
 class BbpeTokenizer(PreTrainedTokenizer):
@@ -173,7 +176,7 @@ class BbpeTokenizer(PreTrainedTokenizer):
         call = _CALL.get()
         return call[1] if call is not None and call[0] is self else {}
 
-    # the call's padding side, on its way in
+    # the texts: pre-split words and the call's padding side, on their way in
 
     def _encode_plus(self, *args: Any, **kwargs: Any) -> BatchEncoding:
         return self._encoding(super()._encode_plus, args, kwargs)
@@ -183,10 +186,13 @@ class BbpeTokenizer(PreTrainedTokenizer):
         return self._encoding(super()._batch_encode_plus, args, kwargs)
 
     def _encoding(self, encode: Callable[..., BatchEncoding], args: tuple, kwargs: dict[str, Any]) -> BatchEncoding:
-        """transformers' ``encode`` with the call's padding side held for ``_pad``
-        (transformers 4.x has no ``padding_side`` argument: it would hand it to ``tokenize``,
-        which ignores it)."""
+        """transformers' ``encode`` (the texts first) with pre-split words given their
+        separators, and the call's padding side held for ``_pad`` (transformers 4.x has no
+        ``padding_side`` argument: it would hand it to ``tokenize``, which ignores it)."""
         side = kwargs.pop("padding_side", None)
+        if kwargs.get("is_split_into_words"):
+            args = tuple(_separated(text) for text in args[:2]) + args[2:]
+            kwargs.update({name: _separated(kwargs[name]) for name in _TEXT_ARGUMENTS if name in kwargs})
         if side is None:
             return encode(*args, **kwargs)
         with self._with_options(padding_side=_side(side)):
@@ -297,16 +303,25 @@ class BbpeTokenizer(PreTrainedTokenizer):
                     else list(encoded_inputs[name]) + pad
         return encoded_inputs
 
-    # offsets, which transformers' slow tokenizers drop
+    # offsets, which transformers' slow tokenizers drop, and batches of pairs of words
 
     def __call__(self, text: Any = None, *args: Any, return_offsets_mapping: bool = False,
                  **kwargs: Any) -> BatchEncoding:
+        if (kwargs.get("is_split_into_words") and not args and kwargs.get("text_pair") is None
+                and isinstance(text, (list, tuple)) and text and all(map(_is_pair, text))):
+            # a batch of pairs of words, which transformers 4.x's __call__ refuses (its
+            # batch_encode_plus and 5.x take them): the texts, and text_pair
+            text, kwargs["text_pair"] = [first for first, _ in text], [second for _, second in text]
         if not return_offsets_mapping:
             return super().__call__(text, *args, **kwargs)
+        if kwargs.get("is_split_into_words"):
+            raise NotImplementedError("BbpeTokenizer gives no offsets for pre-split words (is_split_into_words=True): "
+                                      "the bbpe tokenizer's own tok(words, is_split_into_words=True, "
+                                      "return_offsets_mapping=True) gives them")
         if args or any(kwargs.get(name) for name in ("text_pair", "text_target", "text_pair_target",
-                                                     "is_split_into_words", "return_overflowing_tokens")):
-            raise NotImplementedError("BbpeTokenizer gives offsets for single texts only: no pairs, targets, "
-                                      "words or overflowing tokens")
+                                                     "return_overflowing_tokens")):
+            raise NotImplementedError("BbpeTokenizer gives offsets for single texts only: no pairs, targets or "
+                                      "overflowing tokens")
         single = isinstance(text, str)
         texts = [text] if single else list(text)
         if not all(isinstance(t, str) for t in texts):
@@ -366,3 +381,37 @@ def _side(side: object) -> str:
     if side not in ("left", "right"):
         raise ValueError(f"padding_side must be 'left' or 'right', got {side!r}")
     return side  # type: ignore[return-value]
+
+
+class _Words(list):
+    """One pre-split text's words, each with its separator (``word_texts``): what
+    transformers tokenizes one by one. A class of its own so that 5.x's call per text of a
+    batch, which passes the texts on, does not separate them twice."""
+
+
+def _separated(text: Any) -> Any:
+    """``text`` of a call with ``is_split_into_words=True`` (one text's words, a batch of
+    them, or a batch of pairs of them) with each text's words given their separators;
+    anything else as it is, for transformers to judge."""
+    if _is_words(text):
+        return _Words(word_texts(text))
+    if not isinstance(text, (list, tuple)) or isinstance(text, _Words):
+        return text
+    # a batch: a pair of texts is a tuple, as transformers 5.x takes one
+    return [tuple(map(_words_of, item)) if _is_pair(item) else _words_of(item) for item in text]
+
+
+def _words_of(text: Any) -> Any:
+    return _Words(word_texts(text)) if _is_words(text) else text
+
+
+def _is_words(text: Any) -> bool:
+    """Whether ``text`` is one text's words, not yet separated."""
+    return (isinstance(text, (list, tuple)) and not isinstance(text, _Words) and len(text) > 0
+            and all(isinstance(word, str) for word in text))
+
+
+def _is_pair(item: Any) -> bool:
+    """Whether an item of a batch is a pair of texts' words."""
+    return (isinstance(item, (list, tuple)) and len(item) == 2
+            and all(_is_words(part) or isinstance(part, _Words) for part in item))

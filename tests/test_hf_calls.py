@@ -15,11 +15,13 @@ from conftest import TANG300
 transformers = pytest.importorskip("transformers", reason="bbpe.hf needs transformers: pip install 'bbpe[hf]'")
 
 import bbpe
+from bbpe.common.words import word_texts
 from bbpe.hf import BbpeTokenizer
 
 TEXTS = ["床前明月光，疑是地上霜。", "举头望明月", "mixed English 和中文"]
 PAIRS = ["低头思故乡", "床前明月光，疑是地上霜。", "举头"]
 TYPED = ("<S> $A:0 </S>:0", "<S> $A:0 </S>:0 $B:1 </S>:1")  # BERT's form: the second text of type 1
+WORDS = [["Hello", "world"], ["床前", "明月光"], ["mixed", "English", "和中文"], ["a", "", "b", "。", "c"]]
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +191,60 @@ def test_pairs_are_truncated_as_bbpe_truncates_them(tok, side):
             hf(text, text, truncation=strategy, max_length=len(ids) + 3)
     with pytest.raises(ValueError, match="truncation='only_second' needs text_pair"):
         hf(text, truncation="only_second", max_length=4)
+
+
+def test_pre_split_words(tok):
+    # transformers tokenized each word alone and joined them: ["Hello", "world"] read "Helloworld"
+    own = _templated(tok)
+    hf = BbpeTokenizer(own)
+    for words, text in zip(WORDS, ["Hello world", "床前明月光", "mixed English和中文", "a  b。c"]):
+        ids = [i for piece in word_texts(words) for i in tok.encode(piece)]
+        assert hf(words, is_split_into_words=True, add_special_tokens=False)["input_ids"] == ids
+        assert hf.decode(ids) == text
+        _same(hf(words, is_split_into_words=True), own(words, is_split_into_words=True))
+        assert hf.encode(words, is_split_into_words=True) == [own.bos_id, *ids, own.eos_id]
+    # batches, pairs, batches of pairs, and transformers' own form of the latter
+    for kwargs in ({"padding": True}, {"padding": True, "return_tensors": "np", "return_special_tokens_mask": True},
+                   {"add_special_tokens": False}):
+        _same(hf(WORDS, is_split_into_words=True, **kwargs), own(WORDS, is_split_into_words=True, **kwargs))
+        want = own(WORDS[:2], WORDS[2:], is_split_into_words=True, **kwargs)
+        _same(hf(WORDS[:2], WORDS[2:], is_split_into_words=True, **kwargs), want)
+        _same(hf(list(zip(WORDS[:2], WORDS[2:])), is_split_into_words=True, **kwargs), want)
+    _same(hf(WORDS[0], WORDS[1], is_split_into_words=True), own(WORDS[0], WORDS[1], is_split_into_words=True))
+    # a tuple of words is one text (transformers 5.x read a tuple of two as a pair)
+    assert hf([tuple(WORDS[0])], is_split_into_words=True)["input_ids"] == own([WORDS[0]], is_split_into_words=True)[
+        "input_ids"]
+    with pytest.raises(NotImplementedError, match="no offsets for pre-split words"):
+        hf(WORDS[0], is_split_into_words=True, return_offsets_mapping=True)
+
+
+def test_pre_split_words_as_transformers_common_tests_check_them(tok):
+    """What ``TokenizerTesterMixin.test_pretokenized_inputs`` checks, for bbpe's rule (no
+    space before the first word): the words of a text no token of which spans a space
+    encode as the text, by every entry point, alone, batched and paired, with and without
+    special tokens."""
+    hf = BbpeTokenizer(_templated(tok))
+    sequence = "This is a test"
+    words = sequence.split()
+    assert [i for piece in word_texts(words) for i in tok.encode(piece)] == tok.encode(sequence)  # no token spans a space
+    batch = [sequence, sequence, sequence + " " + sequence]
+    batch_words = [s.split() for s in batch]
+    pair_batch = [(sequence, sequence), (sequence + " " + sequence, sequence)]
+    pair_batch_words = [tuple(s.split() for s in pair) for pair in pair_batch]
+    calls = [hf.__call__] + [getattr(hf, name) for name in ("encode_plus", "batch_encode_plus") if hasattr(hf, name)]
+    for special in (False, True):
+        assert hf.encode(words, is_split_into_words=True, add_special_tokens=special) == hf.encode(
+            sequence, add_special_tokens=special)
+        assert hf.encode(words, words, is_split_into_words=True, add_special_tokens=special) == hf.encode(
+            sequence, sequence, add_special_tokens=special)
+        for call in calls:  # __call__ and transformers 4.x's encode_plus, batch_encode_plus
+            if call.__name__ != "batch_encode_plus":
+                _same(call(words, is_split_into_words=True, add_special_tokens=special),
+                      call(sequence, add_special_tokens=special))
+                _same(call(words, words, is_split_into_words=True, add_special_tokens=special),
+                      call(sequence, sequence, add_special_tokens=special))
+            if call.__name__ != "encode_plus":
+                _same(call(batch_words, is_split_into_words=True, add_special_tokens=special),
+                      call(batch, add_special_tokens=special))
+                _same(call(pair_batch_words, is_split_into_words=True, add_special_tokens=special),
+                      call(pair_batch, add_special_tokens=special))
