@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 try:
-    from transformers import AddedToken, BatchEncoding, PreTrainedTokenizer
+    from transformers import AddedToken, AutoTokenizer, BatchEncoding, PretrainedConfig, PreTrainedTokenizer
     from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
@@ -375,6 +375,18 @@ class BbpeTokenizer(PreTrainedTokenizer):
         path = os.path.join(save_directory, (f"{filename_prefix}-" if filename_prefix else "") + MODEL_FILE)
         self.bbpe.save(path, format="json")
         return (path,)
+
+
+class BbpeConfig(PretrainedConfig):
+    """The model config ``AutoTokenizer`` finds ``BbpeTokenizer`` through: transformers
+    registers tokenizer classes against model configs, and bbpe has no model of its own."""
+
+    model_type = "bbpe"
+
+
+# AutoTokenizer.from_pretrained looks the class tokenizer_config.json names up among the
+# registered ones (TOKENIZER_MAPPING._extra_content; 5.x also keeps them by name)
+AutoTokenizer.register(BbpeConfig, slow_tokenizer_class=BbpeTokenizer, exist_ok=True)
 
 
 def _side(side: object) -> str:

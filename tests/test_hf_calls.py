@@ -5,7 +5,10 @@ oldest transformers runs this file too."""
 from __future__ import annotations
 
 import copy
+import json
 import re
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -248,3 +251,44 @@ def test_pre_split_words_as_transformers_common_tests_check_them(tok):
                       call(batch, add_special_tokens=special))
                 _same(call(pair_batch_words, is_split_into_words=True, add_special_tokens=special),
                       call(pair_batch, add_special_tokens=special))
+
+
+def test_auto_tokenizer_loads_a_saved_directory(tok, tmp_path):
+    # transformers could not find BbpeTokenizer (5.x then asked for sentencepiece)
+    own = _templated(tok)
+    own.add_special_tokens(["<|e|>"])
+    own.padding_side = own.truncation_side = "left"
+    hf = BbpeTokenizer(own)
+    hf.add_special_tokens({"additional_special_tokens": ["<extra>"]})
+    hf.save_pretrained(tmp_path)
+    assert json.loads((tmp_path / "tokenizer_config.json").read_text())["tokenizer_class"] == "BbpeTokenizer"
+    again = transformers.AutoTokenizer.from_pretrained(tmp_path)
+    assert type(again) is BbpeTokenizer
+    texts = [*TEXTS, "a<|e|>b<extra>c"]
+    for kwargs in ({}, {"padding": True, "return_special_tokens_mask": True}, {"truncation": True, "max_length": 5},
+                   {"padding": True, "return_tensors": "np"}):
+        _same(again(texts, **kwargs), hf(texts, **kwargs))
+    assert again.decode(again(texts[-1])["input_ids"], skip_special_tokens=True) == "abc"
+    assert again.get_vocab() == hf.get_vocab() and len(again) == len(hf)
+    assert sorted(again.all_special_tokens) == sorted(hf.all_special_tokens)
+    assert (again.padding_side, again.truncation_side, again.pad_token_id) == ("left", "left", own._padding_id())
+    # keyword arguments reach the class, as for transformers' own classes
+    assert transformers.AutoTokenizer.from_pretrained(tmp_path, model_max_length=42).model_max_length == 42
+    # a model's config saved in the same directory does not hide the tokenizer's class
+    transformers.GPT2Config().save_pretrained(tmp_path)
+    assert type(transformers.AutoTokenizer.from_pretrained(tmp_path)) is BbpeTokenizer
+
+
+def test_auto_tokenizer_after_import_bbpe_hf_in_a_new_process(tok, tmp_path):
+    """Importing bbpe.hf is all AutoTokenizer needs (the registration is no side effect of
+    these tests)."""
+    BbpeTokenizer(_templated(tok)).save_pretrained(tmp_path)
+    code = ("import sys, bbpe.hf, transformers\n"
+            "t = transformers.AutoTokenizer.from_pretrained(sys.argv[1])\n"
+            "print(type(t).__name__, t('举头')['input_ids'])")
+    # in tmp_path: python -c puts its working directory first on sys.path, where no other bbpe may wait
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    ids = [tok.bos_id, *tok.encode("举头"), tok.eos_id]
+    assert out.stdout.split("\n")[-2] == f"BbpeTokenizer {ids}"
