@@ -1,35 +1,61 @@
 """bbpe inside transformers: ``BbpeTokenizer``, a ``transformers.PreTrainedTokenizer`` over
-any bbpe tokenizer object, so that ``save_pretrained``/``from_pretrained``, ``__call__``,
-``pad``, ``batch_decode`` and the data collators work with it.
+any bbpe tokenizer object, so that ``save_pretrained``/``from_pretrained``, ``AutoTokenizer``,
+``__call__``, ``pad``, ``batch_decode`` and the data collators work with it.
 
     pip install 'bbpe[hf]'
 
     from bbpe.hf import BbpeTokenizer
-    hf_tok = BbpeTokenizer(bbpe.load("model.bin"))     # or BbpeTokenizer.from_pretrained(directory)
+    hf_tok = BbpeTokenizer(bbpe.load("model.bin"))     # or AutoTokenizer.from_pretrained(directory)
 
-An optional extra: ``import bbpe`` never imports this module, nor transformers.
+An optional extra: ``import bbpe`` never imports this module, nor transformers. Importing it
+registers ``BbpeTokenizer`` with ``AutoTokenizer`` (transformers finds tokenizer classes
+through model configs: ``BbpeConfig``, model type "bbpe", stands in for the model bbpe does
+not have), so that ``AutoTokenizer.from_pretrained`` loads a directory ``save_pretrained``
+wrote, whose ``tokenizer_config.json`` names the class. Without the import transformers
+cannot find the class: 4.x says it "does not exist or is not currently imported", 5.x falls
+back to its own backend, which asks for sentencepiece.
 
-The wrapper gives the ids and masks the bbpe tokenizer's own ``tok(texts, ...)`` gives:
+The wrapper gives the ids, masks, token type ids and padding the bbpe tokenizer's own
+``tok(texts, ...)`` gives, under every transformers version the extra admits (4.40 to 5.x).
+It keeps transformers' slow-tokenizer pipeline (tokenize each text, ``prepare_for_model``,
+``pad``) and overrides the steps whose defaults differ between versions or from bbpe:
 
-- its template (``set_template("<S> $A </S>")``) is what ``add_special_tokens=True`` adds
-  (read at each call; a pair of texts gets the prefix, both texts, then the suffix);
-- its ``padding_side``, ``truncation_side`` and pad id (``pad_token_id``, else the model's
-  ``<P>``) are the wrapper's unless ``padding_side=``, ``truncation_side=`` or
-  ``pad_token=`` are passed; ``bos_token`` and ``eos_token`` default to XBBPE's ``<S>``,
-  ``</S>``;
-- its added special tokens are special tokens of the wrapper, with the same ids (in
-  ``all_special_tokens``, skipped by ``decode(..., skip_special_tokens=True)``, marked by
-  ``get_special_tokens_mask``), shown as ``id_to_token`` shows them.
+- the template (``tok.set_template("<S> $A:0 </S>:0", "<S> $A:0 </S>:0 $B:1 </S>:1")``, read
+  at each call) is what ``add_special_tokens=True`` puts around a text or a pair:
+  ``build_inputs_with_special_tokens``, ``create_token_type_ids_from_sequences``,
+  ``get_special_tokens_mask`` and ``num_special_tokens_to_add`` come from ``Template.frame``
+  and ``Template.added``. A pair gets ``token_type_ids`` unless ``return_token_type_ids=False``;
+  without special tokens its second text is of type 1, as in HF tokenizers (transformers
+  4.x refuses token type ids then, 5.x makes them 0);
+- truncation is bbpe's (``truncate_sequences``): a pair under ``longest_first`` keeps what HF
+  tokenizers keeps, and a ``max_length`` that leaves no room for the template, or none for
+  the text ``only_first``/``only_second`` cuts, raises ValueError (transformers logs it and
+  returns longer rows);
+- the bbpe tokenizer's ``padding_side``, ``truncation_side`` and pad id (``pad_token_id``,
+  else the model's ``<P>``) are the wrapper's unless ``padding_side=``, ``truncation_side=``
+  or ``pad_token=`` are passed; ``bos_token`` and ``eos_token`` default to XBBPE's ``<S>``,
+  ``</S>``. A call's ``padding_side=`` (``__call__``, ``encode``, ``pad``) holds under 4.x
+  too, which has no such argument: what transformers does not pass down (the call's
+  padding side, whether it adds special tokens) reaches ``_pad`` and the template methods
+  through a context variable, so that calls on other threads never see it;
+- pre-split words (``is_split_into_words=True``) follow ``common.words``: each word is
+  encoded alone, with a space before every word but the first except where either side is
+  a CJK char. transformers' slow tokenizers tokenize each word alone and join the tokens,
+  so the words are given their separators (``word_texts``) before it tokenizes them, and
+  ``__call__`` takes a batch of pairs of words under 4.x too. Offsets are refused for them
+  (the bbpe tokenizer's own call gives them);
+- the bbpe tokenizer's added special tokens are special tokens of the wrapper, with the same
+  ids (in ``all_special_tokens``, skipped by ``decode(..., skip_special_tokens=True)``,
+  marked by ``get_special_tokens_mask``), shown as ``id_to_token`` shows them.
 
 Tokens are text in ``id_to_token``'s form; an unknown token's id is ``unk_token_id``
 (None); decoding joins the tokens' bytes, so it gives the text back exactly (transformers
 4.x's own decoding spaces out added tokens). ``return_offsets_mapping=True`` gives each
 token's (start, end) in the text's chars, (0, 0) for template and padding tokens (single
 texts, not pairs), from the tokens transformers asked for. ``save_pretrained`` writes the
-model as bbpe's JSON file (``bbpe.json``, template and special tokens included); load it
-with ``BbpeTokenizer.from_pretrained(directory)``: ``AutoTokenizer`` knows only
-transformers' own classes, remote code, and classes registered against a model config,
-which bbpe does not have. Pickling and ``deepcopy`` keep the whole current state.
+model as bbpe's JSON file (``bbpe.json``, template and special tokens included), which
+``BbpeTokenizer.from_pretrained(directory)`` and ``AutoTokenizer.from_pretrained(directory)``
+load. Pickling and ``deepcopy`` keep the whole current state.
 """
 
 from __future__ import annotations
