@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -52,7 +53,8 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
     made and they are not kept. ``memory_check`` refuses at once a corpus that would not
     fit (``check_training_memory``). ``encodings=False`` makes no stored encodings (a
     vocabulary-only model and ``.bin``). ``tuning`` sizes and splits the engine's work
-    (``engine.Tuning``), never what it learns."""
+    (``engine.Tuning``), never what it learns. ``progress`` gets every stage
+    (``common.progress``)."""
     from .kernels import AHEAD_OF_TIME  # numba loads here, if the kernels were not compiled
     from .train import check_vocab_size, record_order, train_vocabulary
 
@@ -61,13 +63,15 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
         check_training_memory(source.name, source.size, source.gbk, jit=not AHEAD_OF_TIME)
     # GBK mode reports its own problems, line by line; strict refuses a corpus now
     report_utf8 = (lambda: None) if source.gbk else source.check_utf8()
-    report, done = progress_callback(progress)
+    report, close = progress_callback(progress)
     try:
         with MemoryGuard(source.name, report).watching() as guard:
             threads = training_threads()
             first, *rest = source.training_parts(threads)
             guard.stage("scan")
-            keys = train_vocabulary(first, vocab_size, progress=guard.progress, size_hint=source.size, parts=rest,
+            # the trainer's parameters take the caller's type, but its totals are always ints: guard.progress's
+            reports = cast(ProgressFn, guard.progress)
+            keys = train_vocabulary(first, vocab_size, progress=reports, size_hint=source.size, parts=rest,
                                     tuning=tuning)
             report_utf8()
             _warn_if_nothing_learned(source, keys, vocab_size)
@@ -75,22 +79,35 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
             order = record_order(keys)
             rows, lens = key_matrix(keys)
             model = Model(rows.tobytes(), lens.tobytes())
-            if not encodings:
-                if output is not None:
-                    binfile.write_bin_streamed(output, binfile.records(keys, order), ())
-                empty = np.zeros(0, dtype=np.int64)
-                return TrainedModel(keys, order, model, empty, empty.astype(id_dtype(len(keys))))
-            guard.stage("encode")
-            blocks = encoded_blocks(source, model, reference=not lossless_encodings, interleaved=output is not None,
-                                    threads=threads, progress=guard.progress)
-            if output is not None:
-                binfile.write_bin_streamed(output, binfile.records(keys, order),
-                                           ((block.texts, block.ids) for block in blocks))
-                return TrainedModel(keys, order, model, None, None)
-            lengths, ids = _kept_encodings(blocks, id_dtype(len(keys)))
-            return TrainedModel(keys, order, model, lengths, ids)
+            trained = _with_encodings(source, TrainedModel(keys, order, model, None, None), guard, reports,
+                                      output=output, encodings=encodings, lossless=lossless_encodings,
+                                      threads=threads)
+        if report is not None:
+            report.finish()  # the stages that had nothing to do, and the end of the last one
+        return trained
     finally:
-        done()
+        close()
+
+
+def _with_encodings(source: Corpus, trained: TrainedModel, guard: MemoryGuard, reports: ProgressFn, *,
+                    output: str | os.PathLike[str] | None, encodings: bool, lossless: bool,
+                    threads: int) -> TrainedModel:
+    """``trained`` (its vocabulary) with its stored encodings, kept or written to
+    ``output`` with the vocabulary; without ``encodings``, none (a vocabulary-only model)."""
+    keys, order = trained.keys, trained.record_order
+    if not encodings:
+        if output is not None:
+            binfile.write_bin_streamed(output, binfile.records(keys, order), ())
+        empty = np.zeros(0, dtype=np.int64)
+        return replace(trained, lengths=empty, ids=empty.astype(id_dtype(len(keys))))
+    guard.stage("encode")
+    blocks = encoded_blocks(source, trained.model, reference=not lossless, interleaved=output is not None,
+                            threads=threads, progress=reports)
+    if output is not None:
+        binfile.write_bin_streamed(output, binfile.records(keys, order), ((block.texts, block.ids) for block in blocks))
+        return trained
+    lengths, ids = _kept_encodings(blocks, id_dtype(len(keys)))
+    return replace(trained, lengths=lengths, ids=ids)
 
 
 def _warn_if_nothing_learned(source: Corpus, keys: list[bytes], vocab_size: int) -> None:
