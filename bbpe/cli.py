@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
                    f"as `cat` joins them; - reads stdin (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
     t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
                    help=f"vocabulary size; 0 means no limit (default {DEFAULT_VOCAB_SIZE})")
-    t.add_argument("-o", "--output", default="xBBPE.bin", help="output .bin (default xBBPE.bin)")
+    t.add_argument("-o", "--output", default="xBBPE.bin",
+                   help="output .bin, or bbpe's JSON file for a name ending in .json (default xBBPE.bin)")
     t.add_argument("--gbk", action="store_true", help="the corpus is GBK")
     t.add_argument("--bug-compat", action="store_true",
                    help="as the reference: a missing corpus is empty, N is cast to uint32")
@@ -126,9 +127,21 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
                           lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty(),
                           windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check,
                           output=args.output, encodings=not args.no_encodings)
-    if not args.quiet:
-        lines = binfile.encoding_count(args.output)
-        print(f"bbpe: trained vocab={len(tok)} train_lines={lines} -> {args.output}", file=sys.stderr)
+    if not args.quiet:  # the full path: the default output lands in whatever directory this ran in
+        print(f"bbpe: trained vocab={len(tok)} train_lines={_train_lines(tok, args)} -> "
+              f"{os.path.abspath(args.output)}", file=sys.stderr)
+
+
+def _train_lines(tok: Tokenizer, args: argparse.Namespace) -> int | str:
+    """How many training texts the run read (the reference driver's ``train_lines``): the
+    pipeline's count (``TrainedModel.texts``), whatever the output holds."""
+    lines = getattr(tok, "train_lines", None)
+    if lines is not None:
+        return lines
+    # until the tokenizer keeps that count: a .bin with stored encodings holds one per text
+    if args.no_encodings or args.output.lower().endswith(".json"):
+        return "?"
+    return binfile.encoding_count(args.output)
 
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import shutil
 import subprocess
@@ -103,6 +104,66 @@ def test_errors_are_one_line(args, stdin, message, tmp_path):
     assert err.count("\n") == 1 and err.startswith("bbpe: error: ") and message in err, err
     assert "Traceback" not in err
     assert not list(tmp_path.glob("*.bin")) and not list(tmp_path.glob(".bbpe-*"))
+
+
+def _summary(r: subprocess.CompletedProcess) -> str:
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bbpe: trained vocab="), lines
+    return lines[0]
+
+
+@functools.cache
+def _tokenizer_counts_texts() -> bool:
+    """Whether ``Tokenizer.train`` keeps the pipeline's count of training texts
+    (``TrainedModel.texts``) as ``train_lines``, which the summary prints whatever the output
+    holds: without it, a summary can count only the encodings a .bin stores."""
+    import bbpe as package
+
+    return hasattr(package.Tokenizer.train_from_iterator(["天地一人", "天地二人"], 300), "train_lines")
+
+
+def _check_train_lines(summary: str, lines: int) -> None:
+    if not _tokenizer_counts_texts():
+        pytest.xfail("bbpe.Tokenizer does not keep the pipeline's count of training texts (train_lines) yet")
+    assert f" train_lines={lines} " in summary
+
+
+def test_train_names_the_full_path_it_wrote(tmp_path):
+    """The default output lands in the current directory: the summary says where, in full."""
+    summary = _summary(bbpe("train", "-n", "800", cwd=tmp_path))
+    assert summary.endswith(f" -> {tmp_path / 'xBBPE.bin'}") and (tmp_path / "xBBPE.bin").exists()
+    (tmp_path / "sub").mkdir()
+    summary = _summary(bbpe("train", "-n", "800", "-o", "sub/m.bin", cwd=tmp_path))
+    assert summary == f"bbpe: trained vocab=800 train_lines=2228 -> {tmp_path / 'sub' / 'm.bin'}"
+
+
+def test_train_lines_counts_the_texts_trained_on_without_encodings(tmp_path):
+    """``--no-encodings`` stores none, but the run trained on 2228 texts all the same."""
+    summary = _summary(bbpe("train", "-n", "800", "--no-encodings", "-o", "m.bin", cwd=tmp_path))
+    assert summary.endswith(f" -> {tmp_path / 'm.bin'}")
+    assert bbpe("trainenc", str(tmp_path / "m.bin")).stdout == b""
+    _check_train_lines(summary, 2228)
+
+
+def test_train_to_json(tmp_path):
+    """``-o x.json`` writes bbpe's JSON model, which loads as JSON and encodes as the .bin
+    trained on the same corpus; the summary reads nothing back from it as a .bin."""
+    import json
+
+    import bbpe as package
+
+    summary = _summary(bbpe("train", str(TANG300), "-n", "800", "-o", "m.json", cwd=tmp_path))
+    assert summary.startswith("bbpe: trained vocab=800 ") and summary.endswith(f" -> {tmp_path / 'm.json'}")
+    assert json.loads((tmp_path / "m.json").read_bytes())["model"]["type"] == "XBBPE"
+    from_json, from_bin = package.Tokenizer.load(tmp_path / "m.json"), package.Tokenizer.load(GOLDEN800)
+    assert from_json.keys == from_bin.keys
+    lines = TANG300.read_text().splitlines()
+    assert from_json.encode_batch(lines) == from_bin.encode_batch(lines)
+    probes = "床前明月光，疑是地上霜。\n<S>举头望明月</S>\nabc"
+    assert bbpe("encode", "-m", str(tmp_path / "m.json"), stdin=probes.encode()).stdout == \
+        bbpe("encode", "-m", str(GOLDEN800), stdin=probes.encode()).stdout
+    _check_train_lines(summary, 2228)
 
 
 def test_usage_error():

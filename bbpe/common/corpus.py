@@ -263,6 +263,23 @@ class Corpus:
             return paragraph_texts(split_lines(self.chunks()))
         return self._gbk_texts()
 
+    def count_texts(self) -> int:
+        """How many training texts ``texts`` gives (the non-empty lines), counted in one
+        pass over the raw bytes without making them: a non-empty line ends at an LF that
+        follows another byte, or at the end (``b"a\\n\\nb"`` -> 2). numpy, not
+        ``bytes.count``: 10 ms on 24 MB of Chinese where counting ``b"x\\n"`` in a
+        translated copy takes 110."""
+        import numpy as np  # here, as the codec is: importing bbpe imports neither
+
+        count, after_lf = 0, True  # the corpus starts a line
+        for chunk in self.chunks():
+            if not chunk:
+                continue
+            lf = np.frombuffer(chunk, dtype=np.uint8) == 0x0A
+            count += int(np.count_nonzero(lf[1:] > lf[:-1])) + (bool(lf[0]) and not after_lf)
+            after_lf = bool(lf[-1])
+        return count + (not after_lf)
+
     def _gbk_texts(self) -> Iterator[bytes]:
         report = not self._reported  # the corpus is read twice: report once
         self._reported = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -26,7 +27,7 @@ from ..common.progress import ProgressFn, progress_callback
 from ..common.resources import MemoryGuard, check_training_memory, training_threads
 from ..errors import CorpusWarning
 from . import binfile
-from .encodings import encoded_blocks
+from .encodings import EncodedBlock, encoded_blocks
 from .engine.tuning import DEFAULT, Tuning
 from .vocab import INITIAL_SIZE, key_matrix, special_prefixes
 
@@ -34,14 +35,17 @@ from .vocab import INITIAL_SIZE, key_matrix, special_prefixes
 @dataclass
 class TrainedModel:
     """What training gives the facade: the keys in id order, the order of the ids in a
-    ``.bin``, the codec's model of the keys, and the stored training encodings (``lengths``
-    and ``ids``; None when they went straight to ``output``)."""
+    ``.bin``, the codec's model of the keys, the stored training encodings (``lengths``
+    and ``ids``; None when they went straight to ``output``), and how many training texts
+    the corpus held (the reference driver's ``train_lines``; as many as stored encodings,
+    when they are made)."""
 
     keys: list[bytes]
     record_order: np.ndarray
     model: Model
     lengths: np.ndarray | None
     ids: np.ndarray | None
+    texts: int
 
 
 def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless_encodings: bool = False,
@@ -53,8 +57,8 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
     made and they are not kept. ``memory_check`` refuses at once a corpus that would not
     fit (``check_training_memory``). ``encodings=False`` makes no stored encodings (a
     vocabulary-only model and ``.bin``). ``tuning`` sizes and splits the engine's work
-    (``engine.Tuning``), never what it learns. ``progress`` gets every stage
-    (``common.progress``)."""
+    (``engine.Tuning``), never what it learns. The model returned counts the training
+    texts (``texts``) either way. ``progress`` gets every stage (``common.progress``)."""
     from .kernels import AHEAD_OF_TIME  # numba loads here, if the kernels were not compiled
     from .train import check_vocab_size, record_order, train_vocabulary
 
@@ -79,7 +83,7 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
             order = record_order(keys)
             rows, lens = key_matrix(keys)
             model = Model(rows.tobytes(), lens.tobytes())
-            trained = _with_encodings(source, TrainedModel(keys, order, model, None, None), guard, reports,
+            trained = _with_encodings(source, TrainedModel(keys, order, model, None, None, 0), guard, reports,
                                       output=output, encodings=encodings, lossless=lossless_encodings,
                                       threads=threads)
         if report is not None:
@@ -92,22 +96,37 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
 def _with_encodings(source: Corpus, trained: TrainedModel, guard: MemoryGuard, reports: ProgressFn, *,
                     output: str | os.PathLike[str] | None, encodings: bool, lossless: bool,
                     threads: int) -> TrainedModel:
-    """``trained`` (its vocabulary) with its stored encodings, kept or written to
-    ``output`` with the vocabulary; without ``encodings``, none (a vocabulary-only model)."""
+    """``trained`` (its vocabulary) with its stored encodings and its count of texts, the
+    encodings kept or written to ``output`` with the vocabulary; without ``encodings``,
+    only the count (``Corpus.count_texts``: a pass over the corpus, no encoding)."""
     keys, order = trained.keys, trained.record_order
     if not encodings:
         if output is not None:
             binfile.write_bin_streamed(output, binfile.records(keys, order), ())
         empty = np.zeros(0, dtype=np.int64)
-        return replace(trained, lengths=empty, ids=empty.astype(id_dtype(len(keys))))
+        return replace(trained, lengths=empty, ids=empty.astype(id_dtype(len(keys))), texts=source.count_texts())
     guard.stage("encode")
-    blocks = encoded_blocks(source, trained.model, reference=not lossless, interleaved=output is not None,
-                            threads=threads, progress=reports)
+    blocks = _Counted(encoded_blocks(source, trained.model, reference=not lossless, interleaved=output is not None,
+                                     threads=threads, progress=reports))
     if output is not None:
         binfile.write_bin_streamed(output, binfile.records(keys, order), ((block.texts, block.ids) for block in blocks))
-        return trained
+        return replace(trained, texts=blocks.texts)
     lengths, ids = _kept_encodings(blocks, id_dtype(len(keys)))
-    return replace(trained, lengths=lengths, ids=ids)
+    return replace(trained, lengths=lengths, ids=ids, texts=blocks.texts)
+
+
+class _Counted:
+    """Encoded blocks, passed on as they come, counting their texts (``texts``): a ``.bin``
+    written as they are made keeps none of them to count afterwards."""
+
+    def __init__(self, blocks: Iterable[EncodedBlock]) -> None:
+        self._blocks = blocks
+        self.texts = 0
+
+    def __iter__(self) -> Iterator[EncodedBlock]:
+        for block in self._blocks:
+            self.texts += block.texts
+            yield block
 
 
 def _warn_if_nothing_learned(source: Corpus, keys: list[bytes], vocab_size: int) -> None:
