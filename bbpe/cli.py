@@ -2,8 +2,9 @@
 
 The verbs print what the reference driver ``xbbpe`` prints, byte for byte: ``encode`` one
 line of space-separated ids per input line, ``decode`` one line of text per line of ids,
-``vocab``/``trainenc``/``special`` the dumps. Errors are one line on stderr and exit code 1
-(2 for usage errors); no traceback.
+``vocab``/``trainenc``/``special`` the dumps. Every file a verb reads may be ``-``, standard
+input: a corpus, an input, or a model from a pipe (``-m -``), but not a model and an input at
+once. Errors are one line on stderr and exit code 1 (2 for usage errors); no traceback.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="train even if the corpus looks too big for the memory available")
 
     e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
-    e.add_argument("-m", "--model", required=True, help=".bin file")
-    e.add_argument("file", nargs="?", help="input (default: stdin)")
+    e.add_argument("-m", "--model", required=True, help=".bin or JSON model file (- reads stdin)")
+    e.add_argument("file", nargs="?", help="input (default or -: stdin)")
     e.add_argument("--gbk", action="store_true", help="the input is GBK")
     e.add_argument("--bug-compat", action="store_true", help="reproduce the reference's lossy encoding (Q14, Q20.1)")
     e.add_argument("--windows-text", action="store_true", help="read the input as the Windows build does (CRLF -> LF)")
@@ -77,8 +78,8 @@ def _parser() -> argparse.ArgumentParser:
                         "not part of a UTF-8 char (as `spm_encode --output_format=piece`)")
 
     d = sub.add_parser("decode", help="lines of ids -> text lines (as `xbbpe decode`)")
-    d.add_argument("-m", "--model", required=True, help=".bin file")
-    d.add_argument("file", nargs="?", help="input (default: stdin)")
+    d.add_argument("-m", "--model", required=True, help=".bin or JSON model file (- reads stdin)")
+    d.add_argument("file", nargs="?", help="input (default or -: stdin)")
     d.add_argument("--gbk", action="store_true", help="write GBK")
 
     for name, text in (("vocab", "every entry: id<TAB>len<TAB>hex, by id"),
@@ -86,13 +87,44 @@ def _parser() -> argparse.ArgumentParser:
                        ("special", "the PAD BOS EOS ids"),
                        ("info", "a readable summary")):
         v = sub.add_parser(name, help=text)
-        v.add_argument("model", help=".bin file")
+        v.add_argument("model", help=".bin or JSON model file (- reads stdin)")
     return p
 
 
+def _is_stdin(path: str | None) -> bool:
+    return path is None or path == "-"
+
+
 def _input(path: str | None, windows: bool = False) -> Iterator[bytes]:
-    chunks = iter(lambda: sys.stdin.buffer.read(1 << 16), b"") if path is None else read_chunks(path)
+    """The lines of an input file; none or ``-`` is standard input."""
+    chunks = iter(lambda: sys.stdin.buffer.read(1 << 16), b"") if path is None or path == "-" else read_chunks(path)
     return split_lines(windows_text(chunks) if windows else chunks)
+
+
+def _model_bytes(path: str) -> bytes:
+    """A model file's bytes; ``-`` reads it from standard input (``... | bbpe vocab -``)."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _load(path: str, bug_compat: bool = False) -> Tokenizer:
+    """The model a verb names (``_model_bytes``), a ``.bin`` or bbpe's JSON file."""
+    return Tokenizer.from_bytes(_model_bytes(path), bug_compat=bug_compat, name=_shown(path))
+
+
+def _load_beside_input(args: argparse.Namespace, bug_compat: bool = False) -> Tokenizer:
+    """``-m``'s model for a verb that also reads an input: stdin can be only one of them
+    (the model would take all of it, and leave the input empty)."""
+    if args.model == "-" and _is_stdin(args.file):
+        raise CliError("-m -: the model and the input cannot both be standard input (the input is stdin when no "
+                       "file is given): give one of them as a file")
+    return _load(args.model, bug_compat)
+
+
+def _shown(path: str | None) -> str:
+    return "<stdin>" if _is_stdin(path) else str(path)
 
 
 def _ids_line(ids: list[int]) -> bytes:
@@ -145,8 +177,8 @@ def _train_lines(tok: Tokenizer, args: argparse.Namespace) -> int | str:
 
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = Tokenizer.load(args.model, bug_compat=args.bug_compat)
-    name = args.file or "<stdin>"
+    tok = _load_beside_input(args, bug_compat=args.bug_compat)
+    name = _shown(args.file)
     for lineno, line in enumerate(_input(args.file, args.windows_text), 1):
         if args.gbk and (message := gbk_line_problem(name, lineno, line)):
             if args.strict:
@@ -157,7 +189,7 @@ def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
 
 
 def _decode(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = Tokenizer.load(args.model)
+    tok = _load_beside_input(args)
     for lineno, line in enumerate(_input(args.file), 1):
         try:
             data = tok.decode_bytes(_parse_ids(line, lineno), gbk=args.gbk)
@@ -167,28 +199,29 @@ def _decode(args: argparse.Namespace, out: BinaryIO) -> None:
 
 
 def _vocab(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = Tokenizer.load(args.model)
+    tok = _load(args.model)
     out.writelines(f"{i}\t{len(k)}\t{k.hex()}\n".encode() for i, k in enumerate(tok.keys))
 
 
 def _trainenc(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = Tokenizer.load(args.model)
+    tok = _load(args.model)
     out.writelines(_ids_line(ids) for ids in tok.train_encodings)
 
 
 def _special(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = Tokenizer.load(args.model)
+    tok = _load(args.model)
     out.write(f"{tok.pad_id} {tok.bos_id} {tok.eos_id}\n".encode())
 
 
 def _info(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = Tokenizer.load(args.model)
+    data = _model_bytes(args.model)
+    tok = Tokenizer.from_bytes(data, name=_shown(args.model))
     keys = tok.keys
     longest = max(keys, key=len)
     encodings = tok.train_encodings
     n_ids = sum(map(len, encodings))
     lines = [
-        f"file              {args.model} ({os.path.getsize(args.model):,} bytes)",
+        f"file              {_shown(args.model)} ({len(data):,} bytes)",
         f"vocabulary        {len(tok):,} ids (263 initial, {max(len(tok) - 263, 0):,} learned and special)",
         f"longest key       {len(longest)} bytes: {longest.decode('utf-8', 'backslashreplace')}",
         f"special ids       PAD {tok.pad_id}  BOS {tok.bos_id}  EOS {tok.eos_id}",

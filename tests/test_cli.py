@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from conftest import DATA, TANG300
@@ -96,14 +97,38 @@ def test_dumps():
     (["train", str(TANG300), "--vocab-size", "abc"], b"", "not a non-negative integer"),
     (["train", str(TANG300), "--vocab-size", "4294967296"], b"", "uint32"),
     (["vocab", str(TANG300)], b"", "offset 0: this is a text file, not a .bin model"),
+    (["vocab", "-"], b"", "<stdin>: offset 0: file too short"),
+    (["info", "-"], TANG300, "<stdin>: offset 0: this is a text file"),
+    (["encode", "-m", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
+    (["encode", "-m", "-", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
+    (["decode", "-m", "-", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
 ])
 def test_errors_are_one_line(args, stdin, message, tmp_path):
-    r = bbpe(*args, stdin=stdin, cwd=tmp_path)
+    r = bbpe(*args, stdin=stdin.read_bytes() if isinstance(stdin, Path) else stdin, cwd=tmp_path)  # a file piped in
     assert r.returncode == 1
     err = r.stderr.decode()
     assert err.count("\n") == 1 and err.startswith("bbpe: error: ") and message in err, err
     assert "Traceback" not in err
     assert not list(tmp_path.glob("*.bin")) and not list(tmp_path.glob(".bbpe-*"))
+
+
+def test_dash_is_stdin_for_every_file_a_verb_reads(tmp_path):
+    """``-`` is standard input for the input of encode and decode, and for the model of
+    every verb (a model from a pipe); the output is the same as from the files."""
+    text = "床前明月光，疑是地上霜。\n举头望明月\n".encode()
+    (tmp_path / "in.txt").write_bytes(text)
+    ids = bbpe("encode", "-m", str(GOLDEN800), str(tmp_path / "in.txt")).stdout
+    (tmp_path / "ids.txt").write_bytes(ids)
+    model = GOLDEN800.read_bytes()
+    assert bbpe("encode", "-m", str(GOLDEN800), "-", stdin=text).stdout == ids
+    assert bbpe("decode", "-m", str(GOLDEN800), "-", stdin=ids).stdout == text
+    assert bbpe("encode", "-m", "-", str(tmp_path / "in.txt"), stdin=model).stdout == ids
+    assert bbpe("decode", "-m", "-", str(tmp_path / "ids.txt"), stdin=model).stdout == text
+    for verb in ("vocab", "trainenc", "special"):
+        from_pipe = bbpe(verb, "-", stdin=model)
+        assert from_pipe.returncode == 0 and from_pipe.stdout == bbpe(verb, str(GOLDEN800)).stdout, from_pipe.stderr
+    info = bbpe("info", "-", stdin=model).stdout.decode()
+    assert f"<stdin> ({len(model):,} bytes)" in info and "2,228 texts" in info
 
 
 def _summary(r: subprocess.CompletedProcess) -> str:
