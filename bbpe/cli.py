@@ -30,7 +30,6 @@ from .common.gbk import gbk_line_problem
 from .common.resources import fix_mmap_threshold
 from .errors import CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError
 from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
-from .xbbpe import binfile
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
 
@@ -160,20 +159,8 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
                           windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check,
                           output=args.output, encodings=not args.no_encodings)
     if not args.quiet:  # the full path: the default output lands in whatever directory this ran in
-        print(f"bbpe: trained vocab={len(tok)} train_lines={_train_lines(tok, args)} -> "
+        print(f"bbpe: trained vocab={len(tok)} train_lines={tok.train_lines} -> "
               f"{os.path.abspath(args.output)}", file=sys.stderr)
-
-
-def _train_lines(tok: Tokenizer, args: argparse.Namespace) -> int | str:
-    """How many training texts the run read (the reference driver's ``train_lines``): the
-    pipeline's count (``TrainedModel.texts``), whatever the output holds."""
-    lines = getattr(tok, "train_lines", None)
-    if lines is not None:
-        return lines
-    # until the tokenizer keeps that count: a .bin with stored encodings holds one per text
-    if args.no_encodings or args.output.lower().endswith(".json"):
-        return "?"
-    return binfile.encoding_count(args.output)
 
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:

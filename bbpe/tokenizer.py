@@ -81,6 +81,10 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     NUL). By default every byte is kept: ``decode_bytes(encode(x)) == x``.
     """
 
+    # the training texts read, for a tokenizer this process trained (bbpe train's summary);
+    # None for one built or loaded
+    train_lines: int | None = None
+
     # ------------------------------------------------------------------ construction
 
     def __init__(
@@ -353,11 +357,12 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         """The training pipeline (``xbbpe.pipeline``) on ``source``, once; its model becomes
         this tokenizer. An ``output`` named ``.json`` gets bbpe's JSON file, which holds no
         stored encodings (so none are made); any other name the ``.bin`` (``file_format``)."""
-        if output is not None and file_format(output) == "json":
-            tok = cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                             progress=progress, output=None, memory_check=memory_check, encodings=False)
-            tok.save(output, format="json")
-            return tok
+        json_output = output if output is not None and file_format(output) == "json" else None
+        if json_output is not None:
+            directory = os.path.dirname(os.path.abspath(json_output))
+            if not os.path.isdir(directory):  # said before training, not after
+                raise FileNotFoundError(f"{os.fspath(json_output)}: the directory {directory} does not exist")
+            output, encodings = None, False
         try:
             trained = pipeline.train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
                                      progress=progress, output=output, memory_check=memory_check,
@@ -366,10 +371,13 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             source.close()
         tok = cls.__new__(cls)  # the model is built: adopted, not built again
         tok._adopt(trained.keys, trained.model, trained.record_order, bug_compat)
+        tok.train_lines = trained.texts
         if trained.ids is None or trained.lengths is None:
             tok._set_train_encodings(())
         else:
             tok._set_encoding_arrays(trained.lengths, trained.ids)
+        if json_output is not None:
+            tok.save(json_output, format="json")
         return tok
 
     # ------------------------------------------------------------------ encoding

@@ -62,6 +62,7 @@ def test_the_derived_pair_template_and_none(tok):
     ids, types, special = _framed(tok, "天", "地")
     assert ids == [tok.bos_id, *tok.encode("天"), *tok.encode("地"), tok.eos_id]
     assert types == [0] * (1 + len(tok.encode("天"))) + [1] * (len(tok.encode("地")) + 1)
+    assert special == [1] + [0] * (len(ids) - 2) + [1]
     assert tok("天", "地")["input_ids"] == ids
     tok.set_template(None)
     assert tok("天", "地")["input_ids"] == tok.encode("天") + tok.encode("地")
@@ -129,7 +130,7 @@ def test_truncation_and_overflow_are_hf_tokenizers(n1, n2, max_length, stride, s
     try:
         hf.enable_truncation(max_length, stride=stride, strategy=strategy, direction="left" if left else "right")
         enc = hf.encode(_words(first), None if second is None else _words(second))
-    except BaseException as err:  # noqa: BLE001 - tokenizers panics (a BaseException) where bbpe raises
+    except BaseException as err:
         if "PanicException" not in type(err).__name__ and "stride" not in str(err) and "Truncation" not in str(err):
             raise
         with pytest.raises(ValueError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import random
 import shutil
 import subprocess
@@ -138,19 +137,7 @@ def _summary(r: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@functools.cache
-def _tokenizer_counts_texts() -> bool:
-    """Whether ``Tokenizer.train`` keeps the pipeline's count of training texts
-    (``TrainedModel.texts``) as ``train_lines``, which the summary prints whatever the output
-    holds: without it, a summary can count only the encodings a .bin stores."""
-    import bbpe as package
-
-    return hasattr(package.Tokenizer.train_from_iterator(["天地一人", "天地二人"], 300), "train_lines")
-
-
 def _check_train_lines(summary: str, lines: int) -> None:
-    if not _tokenizer_counts_texts():
-        pytest.xfail("bbpe.Tokenizer does not keep the pipeline's count of training texts (train_lines) yet")
     assert f" train_lines={lines} " in summary
 
 
