@@ -20,6 +20,7 @@ import reprlib
 from typing import Any
 
 from ..errors import FormatError
+from .arguments import int_argument
 from .token_text import token_bytes, token_text
 
 FORMAT_VERSION = "1.0"
@@ -282,9 +283,10 @@ def _check_options(value: Any) -> None:
     for side in ("padding_side", "truncation_side"):
         if side in options and not (isinstance(options[side], str) and options[side] in _SIDES):
             raise FieldError(f"bbpe.{side}", f"{side} must be 'left' or 'right', got {_got(options[side])}")
-    pad = options.get("pad_token_id")
-    if pad is not None and not (_is_int(pad) and 0 <= pad < _ID_LIMIT):
-        raise FieldError("bbpe.pad_token_id", f"must be null or an id in 0..2**63-1, got {_got(pad)}")
+    try:  # the setter's own rule and words (HFBatches.pad_token_id)
+        int_argument("pad_token_id", options.get("pad_token_id"), "an int", 0, _ID_LIMIT)
+    except (TypeError, ValueError) as err:
+        raise FieldError("bbpe.pad_token_id", str(err)) from None
 
 
 def added_tokens(document: dict[str, Any]) -> list[tuple[bytes, int]]:
