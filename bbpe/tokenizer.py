@@ -187,12 +187,18 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         options = document.get("bbpe") or {}
         if not isinstance(options, dict):
             raise FormatError(name, 0, f"the 'bbpe' options must be an object, got {type(options).__name__}")
-        try:
+        try:  # tokenizer_json.parse has checked these as the setters do: a safety net
             tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
-                                 "template": tokenizer_json.template(document),
                                  **{key: options[key] for key in _OPTIONS if key in options}})
         except (TypeError, ValueError) as err:
-            raise FormatError(name, 0, f"added_tokens, post_processor or bbpe options: {err}") from None
+            raise FormatError(name, 0, f"added_tokens or bbpe options: {err}") from None
+        single, pair = tokenizer_json.template(document)
+        for field, templates in (("single", (single, None)), ("pair", (single, pair))):
+            if field == "single" or pair is not None:
+                try:  # the templates' words (their tokens, $A and $B) are set_template's to check
+                    tok.set_template(*templates)
+                except (TypeError, ValueError) as err:
+                    raise FormatError(name, 0, f"post_processor.{field}: {err}") from None
         return tok
 
     def _json_bytes(self) -> bytes:
@@ -200,7 +206,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                  "record_order": self._record_order.tolist(), "bug_compat": bool(self.bug_compat)}
         state = self._user_state()
         return tokenizer_json.dump(model, state["special_tokens"], self._template.text,  # type: ignore[arg-type]
-                                   {key: state[key] for key in _OPTIONS})
+                                   {key: state[key] for key in _OPTIONS}, self._template.pair_text)
 
     @classmethod
     def _from_contents(cls, contents: binfile.BinContents, bug_compat: bool) -> Tokenizer:

@@ -133,7 +133,9 @@ def test_hf_template_processing_is_read(tok):
     ("bbpe", {"truncation_side": "up"}, "truncation_side must be"),
     ("post_processor", {"type": "ByteLevel"}, "post_processor 'ByteLevel' is not one bbpe applies"),
     ("post_processor", {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "B"}}]},
-     "not a piece of a single-text template"),
+     r"post_processor\.single: the single template must hold \$A once and no \$B"),
+    ("post_processor", {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "C"}}]},
+     r"post_processor\.single\[0\]: .* is not a piece of a template"),
     ("post_processor", {"type": "TemplateProcessing", "single": 5}, "'single' must be a str or a list"),
 ])
 def test_bad_options_in_a_json_file_are_named(tok, field, value, message):

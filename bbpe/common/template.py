@@ -23,6 +23,7 @@ import numpy as np
 A, B = -1, -2  # the texts' places among a template's pieces (token ids are >= 0)
 Piece = tuple[int, int]  # (token id, or A or B; type id)
 _TYPED = re.compile(r"(.+):([0-9]+)")
+_MAX_TYPE_ID = (1 << 32) - 1  # tokenizers' type_id is a u32
 
 
 @dataclass(frozen=True)
@@ -128,15 +129,22 @@ def _pieces(template: str, token_id: Callable[[str], int | None], name: str) -> 
             word, kind = typed.group(1), int(typed.group(2))
         else:
             kind = 0
-        if word.startswith("$") and (word[1:] in ("", "A", "a", "B", "b") or word[1:].isdigit()):
+        if word.startswith("$") and (word[1:] in ("", "A", "a", "B", "b") or word[1:].isdecimal()):
             # tokenizers' Piece::extract: "$", "$A", "$a" and "$N" (type N) are the first
             # text, "$B", "$b" the second
-            if word[1:].isdigit():
+            if word[1:].isdecimal():
                 kind = int(word[1:])
-            pieces.append((B if word[1:] in ("B", "b") else A, kind))
+            pieces.append((B if word[1:] in ("B", "b") else A, _type_id(kind, word, name)))
             continue
         kid = token_id(word)
         if kid is None:
             raise ValueError(f"{name} template token {word!r} is neither in the vocabulary nor a special token")
-        pieces.append((kid, kind))
+        pieces.append((kid, _type_id(kind, word, name)))
     return tuple(pieces)
+
+
+def _type_id(kind: int, word: str, name: str) -> int:
+    if kind > _MAX_TYPE_ID:
+        raise ValueError(f"{name} template word {word!r}: type id {kind} is past {_MAX_TYPE_ID} (a u32, as in "
+                         "tokenizers)")
+    return kind

@@ -36,8 +36,13 @@ def looks_like_json(data: bytes) -> bool:
     return data.lstrip(b" \t\r\n")[:1] == b"{"
 
 
-def dump(model: dict[str, Any], added: list[tuple[bytes, int]], template: str, options: dict[str, Any]) -> bytes:
-    """The file's bytes."""
+def dump(model: dict[str, Any], added: list[tuple[bytes, int]], template: str, options: dict[str, Any],
+         pair: str | None = None) -> bytes:
+    """The file's bytes; ``template`` and ``pair`` as ``set_template`` takes them (a pair
+    template of None is derived from the single one, and not written)."""
+    processor = None if template == "$A" and pair is None else {"type": "TemplateProcessing", "single": template}
+    if processor is not None and pair is not None:
+        processor["pair"] = pair
     document = {
         "version": FORMAT_VERSION,
         "truncation": None,
@@ -47,7 +52,7 @@ def dump(model: dict[str, Any], added: list[tuple[bytes, int]], template: str, o
         "normalizer": None,
         "pre_tokenizer": None,
         "model": model,
-        "post_processor": None if template == "$A" else {"type": "TemplateProcessing", "single": template},
+        "post_processor": processor,
         "decoder": None,
         "bbpe": options,
     }
@@ -293,34 +298,49 @@ def added_tokens(document: dict[str, Any]) -> list[tuple[bytes, int]]:
     return [(token_bytes(t["content"]), t["id"]) for t in document.get("added_tokens") or []]
 
 
-def template(document: dict[str, Any]) -> str:
-    """The template for single texts (``set_template``'s form, ``"<S> $A </S>"``), from a
-    ``TemplateProcessing`` post-processor written as bbpe writes it (a str) or as HF
-    ``tokenizers`` does (a list of ``{"SpecialToken": {"id": token}}`` and
-    ``{"Sequence": {"id": "A"}}``); FieldError (a ValueError) naming the field for any other."""
+def template(document: dict[str, Any]) -> tuple[str, str | None]:
+    """The templates for single texts and for pairs (``set_template``'s forms, ``"<S> $A
+    </S>"``; the pair None when not given), from a ``TemplateProcessing`` post-processor
+    written as bbpe writes it (str) or as HF ``tokenizers`` does (a list of
+    ``{"SpecialToken": {"id": token, "type_id": n}}`` and ``{"Sequence": {"id": "A", "type_id":
+    n}}``); FieldError (a ValueError) naming the field for any other."""
     processor = document.get("post_processor")
     if processor is None:
-        return "$A"
+        return "$A", None
     if not isinstance(processor, dict):
         raise FieldError("post_processor", f"must be null or a TemplateProcessing object, got {_got(processor)}")
     if processor.get("type") != "TemplateProcessing":
         raise FieldError("post_processor.type", f"post_processor {_got(processor.get('type'))} is not one bbpe "
                                                 "applies (a TemplateProcessing)")
     _fields(processor, "post_processor", "an object")
-    single = processor.get("single", "$A")
-    if isinstance(single, str):
-        return single
-    if not isinstance(single, list):
-        raise FieldError("post_processor.single", f"'single' must be a str or a list, got {_got(single)}")
-    return " ".join(_piece(piece, f"post_processor.single[{i}]") for i, piece in enumerate(single))
+    single = _template_words(processor.get("single", "$A"), "post_processor.single")
+    pair = processor.get("pair")
+    return single, None if pair in (None, [], "") else _template_words(pair, "post_processor.pair")
+
+
+def _template_words(value: Any, field: str) -> str:
+    """One template (bbpe's str, or HF's list of pieces) as ``set_template``'s words."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise FieldError(field, f"'{field.rsplit('.', 1)[1]}' must be a str or a list, got {_got(value)}")
+    return " ".join(_piece(piece, f"{field}[{i}]") for i, piece in enumerate(value))
 
 
 def _piece(piece: Any, field: str) -> str:
-    """One piece of HF's form (tokenizers/src/processors/template.rs, Piece) as a word."""
-    if isinstance(piece, dict) and isinstance(piece.get("Sequence"), dict) and piece["Sequence"].get("id") == "A":
-        return "$A"
-    if isinstance(piece, dict) and isinstance(piece.get("SpecialToken"), dict) and isinstance(
-            token := piece["SpecialToken"].get("id"), str) and token and not any(c.isspace() for c in token):
-        return token
-    raise FieldError(field, f"{_shown.repr(piece)} is not a piece of a single-text template "
-                            "({'Sequence': {'id': 'A'}} or {'SpecialToken': {'id': token}}, the token without spaces)")
+    """One piece of HF's form (tokenizers/src/processors/template.rs, Piece) as a word,
+    with its type id (``:n``) when it is not 0."""
+    inner = piece.get("Sequence") if isinstance(piece, dict) else None
+    if isinstance(inner, dict) and inner.get("id") in ("A", "B"):
+        word = "$" + inner["id"]
+    else:
+        inner = piece.get("SpecialToken") if isinstance(piece, dict) else None
+        if not (isinstance(inner, dict) and isinstance(token := inner.get("id"), str) and token
+                and not any(c.isspace() for c in token)):
+            raise FieldError(field, f"{_shown.repr(piece)} is not a piece of a template ({{'Sequence': {{'id': 'A'}}}} "
+                                    "or {'SpecialToken': {'id': token}}, the token without spaces)")
+        word = token
+    kind = inner.get("type_id", 0)
+    if not _is_int(kind) or not 0 <= kind < 1 << 32:
+        raise FieldError(f"{field}.type_id", f"must be an int in 0..2**32-1, got {_got(kind)}")
+    return f"{word}:{kind}" if kind else word

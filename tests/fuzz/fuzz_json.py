@@ -43,9 +43,6 @@ SAMPLE = "床前明月光，疑是地上霜。 Hello <S> \U0001f600 <0xE5>"
 # a FormatError's message after "NAME: offset N: ": the field (model.record_order[3], bbpe,
 # the document), or a JSON syntax error
 FIELD = re.compile(r"(the document|\w+)([.\[]|: )|not a valid bbpe JSON file")
-# _from_json's wrapper around set_template's own checks (the template's words): until it
-# names post_processor.single itself (issue 31's patch to tokenizer.py)
-PENDING = "added_tokens, post_processor or bbpe options: "
 
 
 def check(data: bytes, name: str) -> bbpe.Tokenizer | None:
@@ -58,7 +55,7 @@ def check(data: bytes, name: str) -> bbpe.Tokenizer | None:
         assert message.startswith(f"{name}: offset "), message
         if looks_like_json(data):
             rest = message.split(": ", 2)[2]
-            assert FIELD.match(rest) or rest.startswith(PENDING) and "template" in rest, message
+            assert FIELD.match(rest), message
         return None
     assert tok.decode(tok.encode(SAMPLE, bug_compat=False)) == SAMPLE
     rows = tok([SAMPLE, "地上"], padding=True)["input_ids"]  # the template and the pad id
