@@ -204,7 +204,9 @@ def test_cli_matches_oracle_on_tang300(oracle, tmp_path):
     _same_output(oracle, tmp_path, TANG300, 2000, TANG300.read_bytes())
 
 
-@pytest.mark.parametrize("seed", range(10))
+# the quick set keeps seed 0 (valid UTF-8, vocab 1000) and seed 3 (invalid bytes, vocab 0: no
+# limit); the others repeat those cases on other corpora, as test_parity does 200 times
+@pytest.mark.parametrize("seed", [s if s in (0, 3) else pytest.param(s, marks=pytest.mark.slow) for s in range(10)])
 def test_cli_matches_oracle_on_random_corpora(oracle, tmp_path, seed):
     rng = random.Random(1000 + seed)
     data = random_corpus(rng, invalid=seed % 2 == 1)
