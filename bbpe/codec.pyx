@@ -1382,6 +1382,34 @@ def plain_texts(list texts):
     return True
 
 
+def rows_holding(list rows, const int64_t[::1] ids):
+    """The indices of the rows (lists of ints, as the encoder makes them) that hold one of
+    the few ``ids``: a C loop, so that finding the texts in which a special token read as
+    plain text was matched costs little beside encoding them (``encode_ordinary_batch``)."""
+    cdef Py_ssize_t r, i, n = ids.shape[0]
+    cdef PyObject* item
+    cdef int overflow = 0
+    hits = []
+    for r in range(PyList_GET_SIZE(rows)):
+        row = <object>PyList_GET_ITEM(rows, r)
+        if not PyList_CheckExact(row):
+            raise TypeError(f"rows[{r}] must be a list, got {type(row).__name__}")
+        for i in range(PyList_GET_SIZE(row)):
+            item = PyList_GET_ITEM(row, i)
+            if _long_check_exact(item) and _holds(ids, n, _long_value(item, &overflow)) and not overflow:
+                hits.append(r)
+                break
+    return hits
+
+
+cdef inline bint _holds(const int64_t[::1] ids, Py_ssize_t n, int64_t kid) noexcept:
+    cdef Py_ssize_t j
+    for j in range(n):
+        if ids[j] == kid:
+            return True
+    return False
+
+
 cdef int64_t _list_ids(object ids, const bbpe_model* m, int64_t* small, Py_ssize_t nsmall,
                        int64_t** out, int64_t* total) except -1:
     """The ids of a list, checked, into small[] or a malloc'd array (*out, which the

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, SupportsIndex, TypeVar, cast
 import numpy as np
 
 try:
-    from .codec import Model, StreamDecoder, TokenizerBase, _plain_text
+    from .codec import Model, StreamDecoder, TokenizerBase, _plain_text, rows_holding
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
         f"bbpe's compiled codec is missing from {os.path.dirname(__file__)}: this is the source tree. "
@@ -398,6 +398,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         policy = self._call_specials(split_special_tokens, allowed_special, disallowed_special)
         if self._has_specials or policy is not None:
             text = self._utf8(text, gbk) if gbk else _plain_text(text, "text") if type(text) not in (str, bytes) else text
+            if policy is not None:
+                policy.check(text)
             ids = self._encode_with_specials(text, compat, policy)
             return ids if out == "list" else np.array(ids, dtype=np.uint32)
         if out == "list":
@@ -427,13 +429,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _encode_with_specials(self, text: str | bytes, compat: bool, policy: CallSpecials | None = None) -> list[int]:
         """The special tokens matched whole (those ``policy`` takes so, default all), the
         pieces between them encoded by the model; the model's own specials that the policy
-        reads as plain text are kept out of the model's matches (``_encode_excluding``)."""
-        if policy is None:
-            cut, plain = frozenset(self._specials.ids), {}
-        else:
-            policy.check(text)
-            cut = policy.whole.intersection(self._specials.ids)
-            plain = {kid: key for key, kid in self._model_specials().items() if key not in policy.whole}
+        reads as plain text are kept out of the model's matches (``_encode_excluding``).
+        The caller has checked the policy's disallowed tokens."""
+        cut, plain = self._cut_specials(policy), self._plain_model_specials(policy)
         ids: list[int] = []
         for piece in self._specials.split(text, cut) if cut else (text,):
             if isinstance(piece, int):
@@ -444,11 +442,15 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                 ids += self._model.encode(piece, compat)
         return ids
 
-    def _encode_named(self, text: str | bytes, compat: bool, policy: CallSpecials, name: str) -> list[int]:
-        """``_encode_with_specials`` of one text of a batch: a disallowed special token is
-        named as ``texts[i]``'s."""
-        policy.check(text, name)
-        return self._encode_with_specials(text, compat, policy)
+    def _cut_specials(self, policy: CallSpecials | None) -> frozenset[bytes]:
+        """The added special tokens a call matches whole (before the model runs)."""
+        return frozenset(self._specials.ids) if policy is None else policy.whole.intersection(self._specials.ids)
+
+    def _plain_model_specials(self, policy: CallSpecials | None) -> dict[int, bytes]:
+        """The model's own specials a call reads as plain text, id -> key (none by default)."""
+        if policy is None:
+            return {}
+        return {kid: key for key, kid in self._model_specials().items() if key not in policy.whole}
 
     def _encode_excluding(self, data: bytes, compat: bool, excluded: dict[int, bytes]) -> list[int]:
         """``data`` encoded as if the model's keys of ``excluded`` (id -> key: specials read
@@ -503,19 +505,28 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         else:
             data = plain_batch(_text_list(texts))
         policy = self._call_specials(split_special_tokens, allowed_special, disallowed_special)
-        if policy is not None and (policy.whole or self._model_specials() or policy.disallowed):
-            lists = [self._encode_named(t, compat, policy, f"texts[{i}]") for i, t in enumerate(data)]
-            return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
-        if policy is None and self._has_specials:
-            lists = [self._encode_with_specials(t, compat) for t in data]
+        if policy is not None and policy.disallowed:
+            for i, text in enumerate(data):
+                policy.check(text, f"texts[{i}]")
+        if self._cut_specials(policy):  # added special tokens cut out first, text by text
+            lists = [self._encode_with_specials(t, compat, policy) for t in data]
             return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
         threads = _batch_threads(num_threads, len(data))
         work = self._many_encoder(out)
         if threads == 1:
-            return work(data, compat)
-        result: list = []
-        for part in _on_slices(lambda start, stop: work(data, compat, start, stop), len(data), threads):
-            result += part
+            result = work(data, compat)
+        else:
+            result = []
+            for part in _on_slices(lambda start, stop: work(data, compat, start, stop), len(data), threads):
+                result += part
+        plain = self._plain_model_specials(policy)
+        if plain:  # the few texts in which the model matched a special read as plain text, again
+            excluded = np.array(list(plain), dtype=np.int64)
+            hits = rows_holding(result, excluded) if out == "list" else [
+                i for i, ids in enumerate(result) if np.isin(ids, excluded).any()]
+            for i in hits:
+                fixed = self._encode_excluding(self._utf8(data[i], False), compat, plain)
+                result[i] = fixed if out == "list" else np.array(fixed, dtype=np.uint32)
         return result
 
     def encode_file(self, path: str | os.PathLike[str], *, gbk: bool = False, bug_compat: bool | None = None,

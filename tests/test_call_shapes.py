@@ -358,3 +358,15 @@ def test_load_refuses_a_text_mode_file(tok, tmp_path):
     tok.save(path)
     with open(path, encoding="latin-1") as f, pytest.raises(TypeError, match="text mode.*'rb'"):
         bbpe.Tokenizer.load(f)
+
+
+@pytest.mark.parametrize("out", ["list", "numpy"])
+def test_ordinary_batches_equal_ordinary_texts(base, out):
+    """A large batch is encoded on threads, then only the texts in which the model matched
+    one of its specials are encoded again without it (``codec.rows_holding``)."""
+    texts = [f"{i}床前<S>明月{'</S>' * (i % 3)}光<P" if i % 7 == 0 else f"{i}疑是地上霜" for i in range(3000)]
+    got = base.encode_ordinary_batch(texts, out=out, num_threads=2)
+    want = [base.encode_ordinary(t) for t in texts]
+    assert [list(ids) for ids in got] == want
+    assert list(base.encode_batch(texts, allowed_special={"</S>"}, out=out)[7][-3:]) == base.encode(texts[7])[-3:]
+    assert not {base.bos_id, base.eos_id, base.pad_id} & {i for ids in want for i in ids}

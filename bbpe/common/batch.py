@@ -11,7 +11,7 @@ truncation, padding and masks, in lists the collector need not track, as the enc
 
 ``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
 ``encode_batch``, ``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)``
-(bytes per token), ``_encode_with_specials(text, compat)``, ``_has_specials``,
+(bytes per token), ``_call_specials(...)``, ``decode``, ``_has_specials``,
 ``_template``, ``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``.
 """
 
@@ -39,8 +39,6 @@ MAX_WIDTH = 1 << 40  # no row is padded past this: a width beyond it is a mistak
 # first touch, and two threads fault them in about twice as fast: batches of 1000 zh-large
 # lines (~240,000 cells) gain from it
 FILL_CELLS_PER_THREAD = 1 << 15
-
-
 
 
 @dataclass(frozen=True)
