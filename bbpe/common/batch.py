@@ -27,7 +27,7 @@ import numpy as np
 from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
 from .arguments import int_argument
 from .resources import usable_cpus
-from .rows import Encoded, build_rows, make_cut, padded
+from .rows import Columns, Encoded, Row, build_rows, make_cut, padded
 from .template import NO_TEMPLATE, Template
 from .threads import shared_pool
 from .words import word_texts
@@ -297,6 +297,13 @@ def _words_batch(texts: object, name: str) -> tuple[list, bool]:
                     f"got {type(texts).__name__}")
 
 
+def _padded_rows(rows: list[Row], shape: Shape) -> Columns:
+    """The rows (already truncated and framed) padded as ``shape`` says."""
+    _, width = row_bounds(max((len(row.ids) for row in rows), default=0), NO_TEMPLATE,
+                          replace(shape, truncate=False))
+    return padded(rows, width, shape.pad_id, shape.left)
+
+
 def _finished(out: dict, single: bool, tensors: str | None, words: list | None = None) -> BatchEncoding:
     """The call's ``BatchEncoding``: one text's rows unwrapped (lists), or the columns as
     2-D arrays (``"np"``, int64; the rows must be of one length) or torch tensors (``"pt"``)."""
@@ -437,19 +444,13 @@ class HFBatches:
             seconds = None if pairs is None else self._encoded(pairs, is_split_into_words, specials,
                                                                return_offsets_mapping, num_threads)
             cut = make_cut(strategy, max_length, template.added(pairs is not None), shape.keep_end,
-                       return_overflowing_tokens, stride)
-            rows = build_rows(firsts, seconds, template, cut)
-            _, width = row_bounds(max((len(row.ids) for row in rows), default=0), NO_TEMPLATE,
-                                    replace(shape, truncate=False))
-            columns = padded(rows, width, shape.pad_id, shape.left)
+                           return_overflowing_tokens, stride)
+            columns = _padded_rows(build_rows(firsts, seconds, template, cut), shape)
+            wanted = {"token_type_ids": types, "attention_mask": mask,
+                      "special_tokens_mask": return_special_tokens_mask, "offset_mapping": return_offsets_mapping,
+                      "length": return_length, "overflow_to_sample_mapping": return_overflowing_tokens}
             out: dict[str, object] = {"input_ids": columns.ids}
-            for key, value, wanted in (("token_type_ids", columns.types, types), ("attention_mask", columns.mask, mask),
-                                       ("special_tokens_mask", columns.special, return_special_tokens_mask),
-                                       ("offset_mapping", columns.spans, return_offsets_mapping),
-                                       ("length", columns.lengths, return_length),
-                                       ("overflow_to_sample_mapping", columns.samples, return_overflowing_tokens)):
-                if wanted:
-                    out[key] = value
+            out.update((key, value) for key, value in columns.named().items() if wanted[key])
             single = single and not return_overflowing_tokens  # windows are rows, as transformers gives them
             return _finished(out, single, return_tensors, columns.words if is_split_into_words else None)
         if return_tensors is not None:

@@ -73,6 +73,11 @@ class Columns:
     lengths: list[int] = field(default_factory=list)
     samples: list[int] = field(default_factory=list)
 
+    def named(self) -> dict[str, list]:
+        """The columns by the names transformers gives them (``input_ids`` apart)."""
+        return {"token_type_ids": self.types, "attention_mask": self.mask, "special_tokens_mask": self.special,
+                "offset_mapping": self.spans, "length": self.lengths, "overflow_to_sample_mapping": self.samples}
+
 
 def make_cut(strategy: str | None, max_length: int | None, added: int, keep_end: bool, overflow: bool,
                stride: int) -> Cut:
