@@ -78,10 +78,6 @@ class SpecialTokens:
         """The special tokens whose ids lie past the vocabulary (those it does not hold)."""
         return {kid: data for kid, data in self.by_id.items() if kid >= vocabulary_size}
 
-    def pattern(self, text: str | bytes) -> re.Pattern:
-        """The pattern that finds the special tokens in text of this type (longest first)."""
-        return _subset_pattern(frozenset(self.ids), isinstance(text, str))
-
     def split(self, text: str | bytes, only: frozenset[bytes] | None = None) -> list[str | bytes | int]:
         """``text`` cut at its special tokens (or at those in ``only``): the pieces between
         them (non-empty) and, in their places, the special tokens' ids."""

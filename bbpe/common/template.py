@@ -53,25 +53,15 @@ class Template:
         """The ids the single template adds."""
         return len(self.single) - 1
 
-    @property
-    def pair_extra(self) -> int:
-        """The ids the pair template adds."""
-        return len(self.pair) - 2
-
     def added(self, pair: bool = False) -> int:
         """The ids the template adds to one text, or to a pair (transformers'
         ``num_special_tokens_to_add``)."""
-        return self.pair_extra if pair else self.extra
+        return len(self.pair) - 2 if pair else self.extra
 
     @cached_property
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(prefix, suffix) as int64 arrays, for ``codec.pad_rows``."""
         return np.array(self.prefix, dtype=np.int64), np.array(self.suffix, dtype=np.int64)
-
-    @property
-    def is_plain(self) -> bool:
-        """Whether every type id is 0: then ``frame`` types need not be built apart."""
-        return all(kind == 0 for _, kind in self.single)
 
     def frame(self, first: list, second: list | None = None) -> tuple[list, list[int], list[int]]:
         """(items, type ids, special-tokens mask) of one text's items (``first``) or of a
