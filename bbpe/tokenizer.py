@@ -400,7 +400,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             text = self._utf8(text, gbk) if gbk else _plain_text(text, "text") if type(text) not in (str, bytes) else text
             if policy is not None:
                 policy.check(text)
-            ids = self._encode_with_specials(text, compat, policy)
+            ids = self._encode_with_specials(text, compat, *self._plan(policy))
             return ids if out == "list" else np.array(ids, dtype=np.uint32)
         if out == "list":
             return self._model.encode(self._utf8(text, gbk), compat)
@@ -426,12 +426,21 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         known = [*self._model_specials(), *self._specials.ids]
         return call_specials(known, split_special_tokens, allowed_special, disallowed_special)
 
-    def _encode_with_specials(self, text: str | bytes, compat: bool, policy: CallSpecials | None = None) -> list[int]:
-        """The special tokens matched whole (those ``policy`` takes so, default all), the
-        pieces between them encoded by the model; the model's own specials that the policy
-        reads as plain text are kept out of the model's matches (``_encode_excluding``).
-        The caller has checked the policy's disallowed tokens."""
-        cut, plain = self._cut_specials(policy), self._plain_model_specials(policy)
+    def _plan(self, policy: CallSpecials | None) -> tuple[frozenset[bytes], dict[int, bytes]]:
+        """What a call does with the special tokens, worked out once per call: (the added
+        ones it cuts out whole before the model runs, the model's own it reads as plain
+        text, id -> key). By default every added one is cut out and the model's are its own."""
+        if policy is None:
+            return self._specials.tokens, {}
+        plain = {kid: key for key, kid in self._model_specials().items() if key not in policy.whole}
+        return policy.whole.intersection(self._specials.tokens), plain
+
+    def _encode_with_specials(self, text: str | bytes, compat: bool, cut: frozenset[bytes],
+                              plain: dict[int, bytes]) -> list[int]:
+        """The added special tokens of ``cut`` matched whole, the pieces between them
+        encoded by the model, the model's own specials of ``plain`` kept out of its matches
+        (``_encode_excluding``); ``_plan`` gives both. The caller has checked the call's
+        disallowed tokens."""
         ids: list[int] = []
         for piece in self._specials.split(text, cut) if cut else (text,):
             if isinstance(piece, int):
@@ -442,15 +451,12 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                 ids += self._model.encode(piece, compat)
         return ids
 
-    def _cut_specials(self, policy: CallSpecials | None) -> frozenset[bytes]:
-        """The added special tokens a call matches whole (before the model runs)."""
-        return frozenset(self._specials.ids) if policy is None else policy.whole.intersection(self._specials.ids)
-
-    def _plain_model_specials(self, policy: CallSpecials | None) -> dict[int, bytes]:
-        """The model's own specials a call reads as plain text, id -> key (none by default)."""
-        if policy is None:
-            return {}
-        return {kid: key for key, kid in self._model_specials().items() if key not in policy.whole}
+    @staticmethod
+    def _check_texts(data: list, policy: CallSpecials | None, name: Callable[[int], str]) -> None:
+        """A ValueError naming the first text (``name(i)``) that holds a disallowed token."""
+        if policy is not None and policy.disallowed:
+            for i, text in enumerate(data):
+                policy.check(text, name(i))
 
     def _encode_excluding(self, data: bytes, compat: bool, excluded: dict[int, bytes]) -> list[int]:
         """``data`` encoded as if the model's keys of ``excluded`` (id -> key: specials read
@@ -505,12 +511,18 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         else:
             data = plain_batch(_text_list(texts))
         policy = self._call_specials(split_special_tokens, allowed_special, disallowed_special)
-        if policy is not None and policy.disallowed:
-            for i, text in enumerate(data):
-                policy.check(text, f"texts[{i}]")
-        if self._cut_specials(policy):  # added special tokens cut out first, text by text
-            lists = [self._encode_with_specials(t, compat, policy) for t in data]
+        self._check_texts(data, policy, "texts[{}]".format)
+        return self._encode_planned(data, compat, out, num_threads, *self._plan(policy))
+
+    def _encode_planned(self, data: list, compat: bool, out: str, num_threads: int | None,
+                        cut: frozenset[bytes], plain: dict[int, bytes]) -> list[list[int]] | list[np.ndarray]:
+        """``encode_batch`` of checked texts, the call's special tokens worked out (``_plan``)."""
+        if cut:  # added special tokens cut out first, text by text
+            lists = [self._encode_with_specials(t, compat, cut, plain) for t in data]
             return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
+        if plain and out != "list":  # arrays: the flat batch, mended where a plain special was matched
+            flat, starts = self._flat(data, num_threads, compat, cut, plain)
+            return [flat[a:b] for a, b in pairwise(starts.tolist())]
         threads = _batch_threads(num_threads, len(data))
         work = self._many_encoder(out)
         if threads == 1:
@@ -519,14 +531,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             result = []
             for part in _on_slices(lambda start, stop: work(data, compat, start, stop), len(data), threads):
                 result += part
-        plain = self._plain_model_specials(policy)
         if plain:  # the few texts in which the model matched a special read as plain text, again
-            excluded = np.array(list(plain), dtype=np.int64)
-            hits = rows_holding(result, excluded) if out == "list" else [
-                i for i, ids in enumerate(result) if np.isin(ids, excluded).any()]
-            for i in hits:
-                fixed = self._encode_excluding(self._utf8(data[i], False), compat, plain)
-                result[i] = fixed if out == "list" else np.array(fixed, dtype=np.uint32)
+            for i in rows_holding(result, np.array(list(plain), dtype=np.int64)):
+                result[i] = self._encode_excluding(self._utf8(data[i], False), compat, plain)
         return result
 
     def encode_file(self, path: str | os.PathLike[str], *, gbk: bool = False, bug_compat: bool | None = None,
@@ -540,22 +547,16 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         """
         compat = self.bug_compat if bug_compat is None else bug_compat
         _check_out(out)
-        specials: dict[str, Any] = {"split_special_tokens": split_special_tokens, "allowed_special": allowed_special,
-                                    "disallowed_special": disallowed_special}
-        policy = self._call_specials(**specials)  # the arguments checked before the file is opened
+        policy = self._call_specials(split_special_tokens, allowed_special, disallowed_special)  # before the file
+        cut, plain = self._plan(policy)
         source = Corpus.from_file(path)
         name = os.fspath(path)
-        lines: Iterable[list[bytes]] = ([line] for line in split_lines(source.chunks())) if gbk else (
+        blocks: Iterable[list[bytes]] = ([gbk_to_utf8(line)] for line in split_lines(source.chunks())) if gbk else (
             block_lines(block) for block, _ in source.line_blocks())
         lineno = 1
-        for block in lines:
-            if policy is not None and policy.disallowed:  # named by the file's line, not the block's
-                for i, line in enumerate(block):
-                    policy.check(self._utf8(line, gbk), f"{name}: line {lineno + i}")
-            if gbk:
-                yield self.encode(block[0], gbk=True, bug_compat=compat, out=out, **specials)
-            else:
-                yield from self.encode_batch(block, num_threads=1, bug_compat=compat, out=out, **specials)
+        for block in blocks:
+            self._check_texts(block, policy, lambda i: f"{name}: line {lineno + i}")  # noqa: B023 - called here
+            yield from self._encode_planned(block, compat, out, 1, cut, plain)
             lineno += len(block)
 
     def _many_encoder(self, out: str):
@@ -726,23 +727,57 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
 
     # ------------------------------------------------------------------ what the shared layer needs
 
-    def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """The codec's flat batch (``encode_many``: uint32 ids, int64 starts), slices of it
-        on threads."""
+    def _encode_flat(self, data: list, num_threads: int | None, compat: bool, specials: dict[str, Any]
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """The flat batch (uint32 ids, int64 starts) of plain texts, the call's special-token
+        arguments (``specials``) applied: what ``HFBatches`` builds arrays and offsets from."""
+        policy = self._call_specials(**specials)
+        self._check_texts(data, policy, "texts[{}]".format)
+        return self._flat(data, num_threads, compat, *self._plan(policy))
+
+    def _flat(self, data: list, num_threads: int | None, compat: bool, cut: frozenset[bytes],
+              plain: dict[int, bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """The codec's flat batch (``encode_many``), slices of it on threads; text by text
+        when added special tokens are cut out, and mended where a plain special was matched."""
+        if cut:
+            lists = [self._encode_with_specials(t, compat, cut, plain) for t in data]
+            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32, count=sum(map(len, lists)))
+            return flat, np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
         threads = _batch_threads(num_threads, len(data))
         if threads == 1:
-            ids, offsets = self._model.encode_many(data, self.bug_compat)
-            return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
-        parts = list(_on_slices(lambda start, stop: self._model.encode_many(data, self.bug_compat, start, stop),
-                                len(data), threads))
-        flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts])
-        starts, base = [], 0
-        for _, offsets in parts:  # each part's starts, moved past the parts before it
-            part = np.frombuffer(offsets, dtype=np.int64)
-            starts.append(part[:-1] + base)
-            base += int(part[-1])
-        starts.append(np.array([base], dtype=np.int64))
-        return flat, np.concatenate(starts)
+            ids, offsets = self._model.encode_many(data, compat)
+            flat, starts = np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
+        else:
+            parts = list(_on_slices(lambda start, stop: self._model.encode_many(data, compat, start, stop),
+                                    len(data), threads))
+            flat = np.concatenate([np.frombuffer(ids, dtype=np.uint32) for ids, _ in parts])
+            pieces, base = [], 0
+            for _, offsets in parts:  # each part's starts, moved past the parts before it
+                part = np.frombuffer(offsets, dtype=np.int64)
+                pieces.append(part[:-1] + base)
+                base += int(part[-1])
+            pieces.append(np.array([base], dtype=np.int64))
+            starts = np.concatenate(pieces)
+        return self._flat_without(data, flat, starts, compat, plain) if plain else (flat, starts)
+
+    def _flat_without(self, data: list, flat: np.ndarray, starts: np.ndarray, compat: bool,
+                      plain: dict[int, bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """The flat batch with the texts in which the model matched a special of ``plain``
+        encoded again without it (``_encode_excluding``); the others' ids are kept."""
+        hits = np.flatnonzero(np.isin(flat, np.array(list(plain), dtype=np.uint32)))
+        if not hits.shape[0]:
+            return flat, starts
+        rows = np.unique(np.searchsorted(starts, hits, side="right") - 1).tolist()
+        bounds, lengths = starts.tolist(), np.diff(starts)
+        parts: list[np.ndarray] = []  # the rows before each mended one, then it
+        done = 0
+        for row in rows:
+            fixed = np.array(self._encode_excluding(self._utf8(data[row], False), compat, plain), dtype=np.uint32)
+            parts += (flat[bounds[done] : bounds[row]], fixed)
+            lengths[row] = fixed.shape[0]
+            done = row + 1
+        parts.append(flat[bounds[done] :])
+        return np.concatenate(parts), np.concatenate(([0], np.cumsum(lengths)))
 
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
         """The byte length of each id's token (added special tokens' included)."""

@@ -370,3 +370,5 @@ def test_ordinary_batches_equal_ordinary_texts(base, out):
     assert [list(ids) for ids in got] == want
     assert list(base.encode_batch(texts, allowed_special={"</S>"}, out=out)[7][-3:]) == base.encode(texts[7])[-3:]
     assert not {base.bos_id, base.eos_id, base.pad_id} & {i for ids in want for i in ids}
+    arrays = base(texts, split_special_tokens=True, padding=True, return_tensors="np", num_threads=2)
+    assert [row[mask == 1].tolist() for row, mask in zip(arrays["input_ids"], arrays["attention_mask"])] == want

@@ -10,8 +10,9 @@ encoder's own lists (``encode_batch``) and frame them (``codec.frame_rows``): te
 truncation, padding and masks, in lists the collector need not track, as the encoder's.
 
 ``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
-``encode_batch``, ``_encode_flat(texts, threads)`` (the flat batch), ``_token_lengths(ids)``
-(bytes per token), ``_call_specials(...)``, ``decode``, ``_has_specials``,
+``encode_batch``, ``_encode_flat(texts, threads, compat, specials)`` (the flat batch, the
+call's special-token arguments applied), ``_token_lengths(ids)`` (bytes per token),
+``decode``,
 ``_template``, ``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``.
 """
 
@@ -342,17 +343,15 @@ class HFBatches:
     _padding_side: str
     _truncation_side: str
     _pad_token_id: int | None
-    _has_specials: bool
     bug_compat: bool
 
     if TYPE_CHECKING:
         @property
         def pad_id(self) -> int: ...
         encode_batch: Callable[..., list]
-        def _encode_flat(self, data: list, num_threads: int | None) -> tuple[np.ndarray, np.ndarray]: ...
+        def _encode_flat(self, data: list, num_threads: int | None, compat: bool, specials: dict
+                         ) -> tuple[np.ndarray, np.ndarray]: ...
         def _token_lengths(self, ids: np.ndarray) -> np.ndarray: ...
-        def _call_specials(self, split_special_tokens: bool = False, allowed_special: object = None,
-                           disallowed_special: object = ()) -> object: ...
         def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False
                    ) -> str: ...
 
@@ -532,13 +531,7 @@ class HFBatches:
         data = plain_batch(texts)
         if offsets and self.bug_compat:
             raise ValueError("offsets need bbpe's lossless encoding: bug_compat=True drops and pads bytes (Q14, Q20.1)")
-        if self._has_specials or self._call_specials(**specials) is not None:
-            lists = self.encode_batch(data, num_threads=1, bug_compat=False if offsets else self.bug_compat,
-                                      **specials)
-            flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32, count=sum(map(len, lists)))
-            starts = np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
-        else:
-            flat, starts = self._encode_flat(data, num_threads)
+        flat, starts = self._encode_flat(data, num_threads, False if offsets else self.bug_compat, specials)
         if not offsets:
             return flat, starts, None
         lengths = self._token_lengths(flat)

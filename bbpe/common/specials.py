@@ -23,6 +23,7 @@ class SpecialTokens:
     def __init__(self) -> None:
         self.ids: dict[bytes, int] = {}  # token bytes -> id, in the order they were added
         self.by_id: dict[int, bytes] = {}
+        self.tokens: frozenset[bytes] = frozenset()  # the keys of ids, for the patterns' cache
 
     def __bool__(self) -> bool:
         return bool(self.ids)
@@ -59,6 +60,7 @@ class SpecialTokens:
                 added += 1
             self.ids[data] = kid
             self.by_id[kid] = data
+        self.tokens = frozenset(self.ids)
         return added
 
     def restore(self, pairs: Iterable[tuple[bytes, int]], existing: Callable[[bytes], int | None],
@@ -81,7 +83,7 @@ class SpecialTokens:
     def split(self, text: str | bytes, only: frozenset[bytes] | None = None) -> list[str | bytes | int]:
         """``text`` cut at its special tokens (or at those in ``only``): the pieces between
         them (non-empty) and, in their places, the special tokens' ids."""
-        pattern = _subset_pattern(frozenset(self.ids) if only is None else only, isinstance(text, str))
+        pattern = _subset_pattern(self.tokens if only is None else only, isinstance(text, str))
         out: list[str | bytes | int] = []
         at = 0
         for m in pattern.finditer(text):
