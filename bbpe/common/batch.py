@@ -27,6 +27,7 @@ import numpy as np
 
 from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
 from .arguments import int_argument
+from .outputs import BatchEncoding, finished
 from .resources import usable_cpus
 from .rows import Columns, Encoded, Row, build_rows, make_cut, padded
 from .template import NO_TEMPLATE, Template
@@ -54,38 +55,6 @@ class Shape:
     left: bool  # padding_side == "left"
     mask: bool  # return_attention_mask
     keep_end: bool = False  # truncation_side == "left": a cut text keeps its last ids
-
-
-class BatchEncoding(dict):
-    """What ``tokenizer(texts)`` returns: a dict of ``input_ids``, ``attention_mask`` and,
-    when asked, ``offset_mapping``, whose keys are also attributes (as in transformers)."""
-
-    _word_ids: list[list[int | None]] | None = None
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def word_ids(self, batch_index: int = 0) -> list[int | None]:
-        """For each token of row ``batch_index``, the index of the word it belongs to (None
-        for template and padding tokens), as transformers gives it; with
-        ``is_split_into_words=True`` only (bbpe models have no words of their own)."""
-        if self._word_ids is None:
-            raise ValueError("word_ids() needs a call with is_split_into_words=True: bbpe models split no words")
-        return list(self._word_ids[batch_index])
-
-    def __reduce__(self) -> tuple:
-        return (_batch_encoding, (dict(self), self._word_ids))
-
-
-def _batch_encoding(data: dict, word_ids: list | None) -> BatchEncoding:
-    out = BatchEncoding(data)
-    out._word_ids = word_ids
-    return out
 
 
 TRUNCATION = (None, False, True, "longest_first", "only_first", "only_second", "do_not_truncate")
@@ -305,36 +274,6 @@ def _padded_rows(rows: list[Row], shape: Shape) -> Columns:
     return padded(rows, width, shape.pad_id, shape.left)
 
 
-def _finished(out: dict, single: bool, tensors: str | None, words: list | None = None) -> BatchEncoding:
-    """The call's ``BatchEncoding``: one text's rows unwrapped (lists), or the columns as
-    2-D arrays (``"np"``, int64; the rows must be of one length) or torch tensors (``"pt"``)."""
-    if tensors is not None:
-        out = {name: _tensor(name, value, tensors) for name, value in out.items()}
-    elif single:
-        out = {name: value[0] for name, value in out.items()}
-        words = words[0] if words is not None else None
-    encoding = BatchEncoding(out)
-    if words is not None:
-        encoding._word_ids = [words] if single and tensors is None else words
-    return encoding
-
-
-def _tensor(name: str, value: object, tensors: str) -> object:
-    if not isinstance(value, np.ndarray):
-        try:
-            value = np.array(value, dtype=np.int64)
-        except ValueError:
-            raise ValueError(f"return_tensors={tensors!r} needs rows of one length, but the {name} rows differ: "
-                             "pass padding=True") from None
-    if tensors == "np":
-        return value
-    try:
-        import torch  # the [torch] extra: never imported by import bbpe
-    except ImportError:
-        raise ImportError("return_tensors='pt' needs torch: pip install 'bbpe[torch]'") from None
-    return torch.from_numpy(value)
-
-
 class HFBatches:
     """``tokenizer(texts, ...)`` and offsets (see the module)."""
 
@@ -451,11 +390,11 @@ class HFBatches:
             out: dict[str, object] = {"input_ids": columns.ids}
             out.update((key, value) for key, value in columns.named().items() if wanted[key])
             single = single and not return_overflowing_tokens  # windows are rows, as transformers gives them
-            return _finished(out, single, return_tensors, columns.words if is_split_into_words else None)
+            return finished(out, single, return_tensors, columns.words if is_split_into_words else None)
         if return_tensors is not None:
             flat, starts, spans = self._flat_batch(texts, specials, return_offsets_mapping, num_threads)
             arrays = padded_arrays(flat, starts, template, shape, spans, num_threads or usable_cpus())
-            return _finished(arrays, False, return_tensors)  # a single text: one row, as transformers gives it
+            return finished(arrays, False, return_tensors)  # a single text: one row, as transformers gives it
         if return_offsets_mapping:
             flat, starts, spans = self._flat_batch(texts, specials, True, num_threads)
             assert spans is not None
@@ -464,7 +403,7 @@ class HFBatches:
             out = framed_lists([ids[a:b] for a, b in bounds], template, shape, [pairs_[a:b] for a, b in bounds])
         else:  # the encoder's own lists, on threads
             out = framed_lists(self.encode_batch(texts, num_threads=num_threads, **specials), template, shape)
-        return _finished(out, single, None)
+        return finished(out, single, None)
 
     def _encoded(self, texts: list, words: bool, specials: dict, offsets: bool, num_threads: int | None
                  ) -> list[Encoded]:
