@@ -8,8 +8,8 @@ within one module: the hot loops (a str read from its code units, a list filled 
 encoder's buffer) would pay a call per char or per id across two modules. The Python
 level stays thin; what is not hot (special tokens, batches, files) is in Python modules,
 which call here only for their own hot loops, each a small function: without the GIL the
-``.bin`` walk, the UTF-8 check and the padded-batch fill; with it (they make Python objects)
-the HF-style batch lists.
+``.bin`` walk, the UTF-8 check and the padded-batch fill; with it (they make or read Python
+objects) the HF-style batch lists and the scan of result lists for given ids.
 
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key

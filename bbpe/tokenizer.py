@@ -9,7 +9,10 @@ this module does not import numba; only training does.
 
 Why this module is long: it holds every user-facing entry point of the XBBPE model
 (construction, the two file formats, training, encoding, decoding, the C++'s special ids),
-each with the docstring users read; the logic behind each lives in the modules above.
+each with the docstring users read, and the one place where a call's special-token
+arguments are worked out and applied to a text, a batch, a flat batch and a file
+(``_plan``, ``_encode_planned``, ``_flat``); the logic behind each lives in the modules
+above.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from .common.threads import shared_pool
 from .common.token_text import token_bytes, token_text
 from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
-from .xbbpe import binfile, pipeline
+from .xbbpe import binfile, pipeline, plain_specials
 from .xbbpe.pipeline import id_dtype
 from .xbbpe.vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
@@ -459,36 +462,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                 policy.check(text, name(i))
 
     def _encode_excluding(self, data: bytes, compat: bool, excluded: dict[int, bytes]) -> list[int]:
-        """``data`` encoded as if the model's keys of ``excluded`` (id -> key: specials read
-        as plain text) were not in the vocabulary. Exact because the encoder is greedy and
-        memoryless: the ids before an excluded key's place are what they were, and a
-        special token ends its ``<...>`` segment (Q13), after which encoding starts afresh.
-        In its place the greedy walk (Q14) stops one key short: ``<S>`` gives the ids of
-        its prefix key ``<S`` (Q12's chain) and of ``>``."""
-        out: list[int] = []
-        while True:
-            lossless = self._model.encode(data, False)  # positions: each key spells its bytes
-            at = next((k for k, kid in enumerate(lossless) if kid in excluded), -1)
-            if at < 0:
-                return out + (self._model.encode(data, True) if compat else lossless)
-            start = sum(len(self._keys[kid]) for kid in lossless[:at])
-            out += self._model.encode(data[:start], True) if compat else lossless[:at]
-            special = excluded[lossless[at]]
-            out += self._greedy_without(special)
-            data = data[start + len(special) :]
-
-    def _greedy_without(self, key: bytes) -> list[int]:
-        """The greedy walk (Q14) over ``key``'s chars with ``key`` itself not a key."""
-        chars = [c.encode("utf-8", "surrogatepass") for c in key.decode("utf-8", "surrogatepass")]
-        out: list[int] = []
-        i = 0
-        while i < len(chars):
-            match, j = chars[i], i
-            while j + 1 < len(chars) and (grown := match + chars[j + 1]) != key and self._model.lookup(grown) >= 0:
-                match, j = grown, j + 1
-            out += self._model.encode(match, False)  # a key, or one char's byte fallback (Q15)
-            i = j + 1
-        return out
+        """``data`` encoded without the model's keys of ``excluded`` (``plain_specials``)."""
+        return plain_specials.encode_without(self._model, self._keys, data, compat, excluded)
 
     def encode_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None, gbk: bool = False,
                      bug_compat: bool | None = None, out: str = "list", split_special_tokens: bool = False,
