@@ -44,7 +44,7 @@ from .common.corpus import Corpus
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
 from .common.progress import ProgressFn
 from .common.resources import usable_cpus
-from .common.specials import CallSpecials, SpecialTokens, call_specials
+from .common.specials import CallSpecials, SpecialTokens, call_specials, is_default
 from .common.template import NO_TEMPLATE, Template
 from .common.threads import shared_pool
 from .common.token_text import token_bytes, token_text
@@ -424,7 +424,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                        disallowed_special: object = ()) -> CallSpecials | None:
         """What a call does with the special tokens, or None for the default (every one
         matched whole: ``specials.call_specials``)."""
-        if not split_special_tokens and allowed_special is None and not _given(disallowed_special):
+        if is_default(split_special_tokens, allowed_special, disallowed_special):
             return None
         known = [*self._model_specials(), *self._specials.ids]
         return call_specials(known, split_special_tokens, allowed_special, disallowed_special)
@@ -959,13 +959,3 @@ def _on_slices(work: Callable[[int, int], T], n_texts: int, threads: int) -> Ite
 def _check_out(out: str) -> None:
     if out not in ("list", "numpy", "np"):
         raise ValueError(f"out must be 'list', 'numpy' or 'np', got {out!r}")
-
-
-def _given(argument: object) -> bool:
-    """Whether a ``disallowed_special`` names anything (an empty collection does not)."""
-    if isinstance(argument, (str, bytes)):
-        return True
-    try:
-        return len(argument) > 0  # type: ignore[arg-type]
-    except TypeError:
-        return True  # an iterator, or something call_specials refuses

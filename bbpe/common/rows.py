@@ -170,9 +170,9 @@ def _truncated(first: Encoded, second: Encoded | None, cut: Cut) -> list[tuple[E
                          f"{len(fixed)} of the {cut.budget} ids left by max_length, leaving "
                          f"{max(size, 0)} for the {'first' if cut_first else 'second'}"
                          + (f" (no more than stride={cut.stride})" if cut.overflow and size > 0 else ""))
-    parts = ([(a, b) for a, b in windows(len(moving), size, cut.stride, cut.keep_end)] if cut.overflow
-             else [(len(moving) - size, len(moving)) if cut.keep_end else (0, size)])
-    return [(moving.part(a, b), fixed) if cut_first else (fixed, moving.part(a, b)) for a, b in parts]
+    parts = ([moving.part(a, b) for a, b in windows(len(moving), size, cut.stride, cut.keep_end)] if cut.overflow
+             else [kept(moving, size, cut.keep_end)])
+    return [(part, fixed) if cut_first else (fixed, part) for part in parts]
 
 
 def _framed(a: Encoded, b: Encoded | None, template: Template, sample: int) -> Row:

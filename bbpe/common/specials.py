@@ -146,6 +146,19 @@ def call_specials(specials: Iterable[bytes], split_special_tokens: bool, allowed
     return CallSpecials(whole, disallowed)
 
 
+def is_default(split_special_tokens: bool, allowed_special: object, disallowed_special: object) -> bool:
+    """Whether a call's arguments are the defaults (``call_specials`` would give None),
+    told without building anything: the check every encoding call makes."""
+    if split_special_tokens or allowed_special is not None:
+        return False
+    if isinstance(disallowed_special, (str, bytes)):
+        return False
+    try:
+        return len(disallowed_special) == 0  # type: ignore[arg-type]
+    except TypeError:
+        return False  # an iterator, or something call_specials refuses
+
+
 def _named(tokens: object, name: str, known: frozenset[bytes] | None) -> frozenset[bytes]:
     """The tokens an argument names (a str or bytes: one token, not its chars), each one
     of ``known`` unless that is None."""
