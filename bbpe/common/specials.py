@@ -16,6 +16,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .token_text import token_text
+
+
+class SpecialTokenError(ValueError):
+    """A special token that cannot be added or restored; ``position`` is its index among
+    those given, ``part`` what is wrong with it ("content" or "id")."""
+
+    def __init__(self, message: str, position: int, part: str) -> None:
+        super().__init__(message)
+        self.position, self.part = position, part
+
 
 class SpecialTokens:
     """The special tokens of one tokenizer: their bytes, ids and the patterns that find them."""
@@ -50,7 +61,7 @@ class SpecialTokens:
             else:
                 raise TypeError(f"tokens[{i}] must be a str or bytes, got {type(token).__name__}")
             if not data:
-                raise ValueError(f"tokens[{i}] is empty: a special token needs at least one byte")
+                raise SpecialTokenError(f"tokens[{i}] is empty: a special token needs at least one byte", i, "content")
             if data in self.ids:
                 continue
             kid = existing(data)
@@ -67,14 +78,16 @@ class SpecialTokens:
                 vocabulary_size: int) -> None:
         """Put back the (bytes, id) pairs of a saved tokenizer, checked: added again in their
         order (``add``), each must get the id it was saved with, so that ``add`` and
-        ``decode`` mean what they did when it was saved. ValueError names the first pair
-        that does not."""
+        ``decode`` mean what they did when it was saved (a token listed twice: its first
+        id). SpecialTokenError (a ValueError) names the first pair that does not, and its
+        position."""
         pairs = [(bytes(data), int(kid)) for data, kid in pairs]
         self.add([data for data, _ in pairs], existing, vocabulary_size)
-        for data, kid in pairs:
+        for position, (data, kid) in enumerate(pairs):
             if self.ids[data] != kid:
-                raise ValueError(f"special token {data!r} has id {kid}, expected {self.ids[data]} "
-                                 "(a vocabulary token's own id, or the next id after the vocabulary)")
+                raise SpecialTokenError(f"token {token_text(data)!r} has id {kid}, expected {self.ids[data]} "
+                                        "(a vocabulary token's own id, or the next id after the vocabulary)",
+                                        position, "id")
 
     def new_ids(self, vocabulary_size: int) -> dict[int, bytes]:
         """The special tokens whose ids lie past the vocabulary (those it does not hold)."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import FormatError
 from .arguments import int_argument
+from .specials import SpecialTokenError, SpecialTokens
 from .token_text import token_bytes, token_text
 
 FORMAT_VERSION = "1.0"
@@ -258,23 +259,15 @@ def _check_record_order(value: Any, n: int) -> None:
 
 
 def _check_added_ids(added: list[tuple[str, int]], keys: list[bytes]) -> None:
-    """Each added token's id is the one ``add`` gives it back, in the file's order (the
-    rule of ``SpecialTokens.restore``): a vocabulary key's own id, else the next id after
-    the vocabulary and the tokens added before it; a token listed again, its first id."""
+    """Each added token's id is the one ``SpecialTokens.restore`` gives it back (its rule,
+    run on a throwaway copy): a vocabulary key's own id, else the next id after the
+    vocabulary and the tokens added before it."""
     vocab = {key: kid for kid, key in enumerate(keys)}
-    ids: dict[bytes, int] = {}
-    next_id = len(keys)
-    for i, (content, kid) in enumerate(added):
-        data = token_bytes(content)
-        if not data:
-            raise FieldError(f"added_tokens[{i}].content", "is empty: a special token needs at least one byte")
-        if data not in ids:
-            ids[data] = vocab.get(data, next_id)
-            next_id += data not in vocab
-        if kid != ids[data]:
-            raise FieldError(f"added_tokens[{i}].id", f"token {_shown.repr(content)} has id {_got(kid)}, "
-                             f"expected {ids[data]} (a vocabulary token's own id, or the next id after the "
-                             "vocabulary)")
+    try:
+        SpecialTokens().restore([(token_bytes(content), kid) for content, kid in added], vocab.get, len(keys))
+    except SpecialTokenError as err:
+        message = str(err).split(" ", 1)[1] if err.part == "content" else str(err)  # less add's "tokens[i]"
+        raise FieldError(f"added_tokens[{err.position}].{err.part}", message) from None
 
 
 def _check_options(value: Any) -> None:
