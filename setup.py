@@ -1,5 +1,5 @@
-"""Build bbpe: the Cython codec, the trainer's kernels compiled ahead of time, and data/
-shipped inside the package as bbpe/data.
+"""Build bbpe: the Cython modules (bbpe.common._fast and XBBPE's codec, bbpe.codec), the
+trainer's kernels compiled ahead of time, and data/ shipped inside the package as bbpe/data.
 
 Compiler directives are set here, once. BBPE_DEBUG=1 turns bounds and initialisation
 checks back on for a debug build (``BBPE_DEBUG=1 pip install -e .``). The kernels are
@@ -26,12 +26,15 @@ directives = {
     "embedsignature": True,
 }
 
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
 extensions = [
-    Extension(
-        "bbpe.codec",
-        ["bbpe/codec.pyx"],
-        extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
-    )
+    # the model-free hot loops and the base of every compiled model (before the codecs, which cimport it)
+    Extension("bbpe.common._fast", ["bbpe/common/_fast.pyx"], extra_compile_args=compile_args),
+    # XBBPE's codec
+    Extension("bbpe.codec", ["bbpe/codec.pyx"], extra_compile_args=compile_args),
+    # byte-level BPE: the pre-tokenizers (their Unicode table, unicode_classes.h, beside them) and the merges
+    Extension("bbpe.bpe._pretokenize", ["bbpe/bpe/_pretokenize.pyx"], extra_compile_args=compile_args),
+    Extension("bbpe.bpe._codec", ["bbpe/bpe/_codec.pyx"], extra_compile_args=compile_args),
 ]
 
 
@@ -58,10 +61,12 @@ class build_ext_and_kernels(build_ext):
 
 setup(
     cmdclass={"build_ext": build_ext_and_kernels},
-    packages=["bbpe", "bbpe.common", "bbpe.xbbpe", "bbpe.xbbpe.engine", "bbpe.xbbpe.kernels", "bbpe.data"],
+    packages=["bbpe", "bbpe.bpe", "bbpe.common", "bbpe.xbbpe", "bbpe.xbbpe.engine", "bbpe.xbbpe.kernels", "bbpe.data"],
     package_dir={"bbpe": "bbpe", "bbpe.data": "data"},
     package_data={
         "bbpe": ["*.pxd", "*.pyi", "py.typed", "include/*.h"],
+        "bbpe.common": ["*.pxd", "*.pyi"],  # codec.pxd cimports _fast.pxd
+        "bbpe.bpe": ["*.pxd", "*.pyi", "*.h"],
         "bbpe.xbbpe": ["map_order_buckets.txt"],
         "bbpe.data": ["*.txt", "*.md"],
     },

@@ -1,7 +1,9 @@
-"""bbpe: an exact, fast Python port of XBBPE, the C++ byte-level BPE tokenizer.
+"""bbpe: fast tokenizers for Chinese and mixed Chinese/English text: an exact port of
+XBBPE, the C++ byte-level BPE (``bbpe.XBBPE``), and the byte-level BPE of tiktoken and HF
+files (``bbpe.BPE``), behind one interface (``bbpe.Tokenizer``).
 
 >>> import bbpe
->>> tok = bbpe.Tokenizer.train(vocab_size=800)          # doctest: +SKIP
+>>> tok = bbpe.train(vocab_size=800)                    # doctest: +SKIP
 >>> tok.decode(tok.encode("床前明月光"))                 # doctest: +SKIP
 '床前明月光'
 """
@@ -22,7 +24,9 @@ from .errors import InsufficientMemoryError as InsufficientMemoryError
 from .errors import UnknownIdError as UnknownIdError
 
 if TYPE_CHECKING:
+    from .bpe.tokenizer import BPE as BPE
     from .tokenizer import Tokenizer as Tokenizer
+    from .xbbpe.tokenizer import XBBPE as XBBPE
 
     train = Tokenizer.train
     load = Tokenizer.load
@@ -39,6 +43,11 @@ def __getattr__(name: str) -> object:
 
         globals().update(Tokenizer=Tokenizer, train=Tokenizer.train, load=Tokenizer.load,
                          from_bytes=Tokenizer.from_bytes)
+        return globals()[name]
+    if name in ("XBBPE", "BPE"):  # each model's class, imported when first named
+        from .common.model import facade
+
+        globals()[name] = facade(name)
         return globals()[name]
     if name.startswith("__"):  # probes such as __wrapped__ or __path__ lookups: no import
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -59,6 +68,8 @@ def get_include() -> str:
 
 
 __all__ = [
+    "BPE",
+    "XBBPE",
     "CorpusError",
     "CorpusWarning",
     "FormatError",

@@ -29,7 +29,8 @@ from .common.blocks import read_chunks, split_lines, windows_text
 from .common.gbk import gbk_line_problem
 from .common.resources import fix_mmap_threshold
 from .errors import CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError
-from .tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, Tokenizer
+from .tokenizer import Tokenizer
+from .xbbpe.tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, XBBPE
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
 
@@ -113,6 +114,14 @@ def _load(path: str, bug_compat: bool = False) -> Tokenizer:
     return Tokenizer.from_bytes(_model_bytes(path), bug_compat=bug_compat, name=_shown(path))
 
 
+def _load_xbbpe(path: str) -> XBBPE:
+    """An XBBPE model (the verbs that mirror the C++ driver: stored encodings, its special
+    ids); another model's file is a FormatError saying which it holds."""
+    tok = XBBPE.from_bytes(_model_bytes(path), name=_shown(path))
+    assert isinstance(tok, XBBPE)
+    return tok
+
+
 def _load_beside_input(args: argparse.Namespace, bug_compat: bool = False) -> Tokenizer:
     """``-m``'s model for a verb that also reads an input: stdin can be only one of them
     (the model would take all of it, and leave the input empty)."""
@@ -191,18 +200,19 @@ def _vocab(args: argparse.Namespace, out: BinaryIO) -> None:
 
 
 def _trainenc(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = _load(args.model)
+    tok = _load_xbbpe(args.model)
     out.writelines(_ids_line(ids) for ids in tok.train_encodings)
 
 
 def _special(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = _load(args.model)
+    tok = _load_xbbpe(args.model)
     out.write(f"{tok.pad_id} {tok.bos_id} {tok.eos_id}\n".encode())
 
 
 def _info(args: argparse.Namespace, out: BinaryIO) -> None:
     data = _model_bytes(args.model)
-    tok = Tokenizer.from_bytes(data, name=_shown(args.model))
+    tok = XBBPE.from_bytes(data, name=_shown(args.model))
+    assert isinstance(tok, XBBPE)  # from_bytes on XBBPE refuses another model's file
     keys = tok.keys
     longest = max(keys, key=len)
     encodings = tok.train_encodings

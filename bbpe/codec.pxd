@@ -1,5 +1,5 @@
 # cython: language_level=3
-# The C-level contract of bbpe's codec: other Cython modules `cimport bbpe.codec`.
+# The C-level contract of bbpe's XBBPE codec: other Cython modules `cimport bbpe.codec`.
 #
 # A `bbpe_model` is a read-only view of one vocabulary, owned by a `Model` object: keep the
 # object alive while you use the view (`&model.view`). The functions below never touch
@@ -9,11 +9,15 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from bbpe.common._fast cimport CompiledModel
+
 cdef enum:
-    # The layout of the structs and the functions' signatures below, as this file declares
-    # them: compiled into a consumer, compared with the installed codec's by bbpe_check_abi.
-    # Bumped (with BBPE_CAPI_VERSION in bbpe.h) on any change to them.
-    BBPE_ABI_VERSION = 1
+    # The layout of the structs, of the class Model (with its base, bbpe/common/_fast.pxd's
+    # CompiledModel) and the functions' signatures below, as this file declares them:
+    # compiled into a consumer, compared with the installed codec's by bbpe_check_abi.
+    # Bumped (with BBPE_CAPI_VERSION in bbpe.h) on any change to them. 2: Model derives
+    # from CompiledModel (its methods' table changed).
+    BBPE_ABI_VERSION = 2
     BBPE_KEY_BYTES = 24            # sizeof(WordIdKey::idKey)
     BBPE_BUG_COMPAT = 1            # flag: reproduce the reference's lossy encoding (Q14, Q20.1)
     BBPE_ERR_CAPACITY = -1         # the output buffer is too small
@@ -97,7 +101,8 @@ cdef inline int bbpe_check_abi() except -1:
     return 0
 
 
-cdef class Model:
+# XBBPE's compiled model; TokenizerBase.encode calls its _encode_list through the base.
+cdef class Model(CompiledModel):
     cdef bbpe_model view
     cdef bytes _keys
     cdef bytes _lens

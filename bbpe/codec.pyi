@@ -1,57 +1,37 @@
-"""Type stub for the Cython codec (bbpe/codec.pyx); ``mypy.stubtest`` checks it against the
+"""Type stub for XBBPE's Cython codec (bbpe/codec.pyx); ``mypy.stubtest`` checks it against the
 compiled module in the test run (tests/test_contracts.py)."""
 
 from array import array
-from typing import Any, Literal, TypeAlias, overload
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, disjoint_base
+
+# the model-free loops, in bbpe.common._fast since the codec became XBBPE's: re-exported here
+from bbpe.common._fast import CompiledModel
+from bbpe.common._fast import TokenizerBase as TokenizerBase
+from bbpe.common._fast import _plain_text as _plain_text
+from bbpe.common._fast import frame_rows as frame_rows
+from bbpe.common._fast import longest_row as longest_row
+from bbpe.common._fast import pad_rows as pad_rows
+from bbpe.common._fast import plain_texts as plain_texts
+from bbpe.common._fast import rows_holding as rows_holding
+from bbpe.common._fast import utf8_valid_prefix as utf8_valid_prefix
 
 _Bytes: TypeAlias = bytes | bytearray | memoryview
 _Ids: TypeAlias = object  # an int, or an iterable of ints, or a buffer of native int64
 
 BBPE_CAPI_VERSION: int
 
-@disjoint_base
-class TokenizerBase:
-    """The per-call hot path of ``bbpe.Tokenizer``."""
-
-    _model: Model
-    bug_compat: bool
-    _has_specials: bool
-    @overload
-    def encode(self, text: str | _Bytes, *, gbk: bool = False, bug_compat: bool | None = None,
-               out: Literal["list"] = "list", split_special_tokens: bool = False,
-               allowed_special: object = None, disallowed_special: object = ()) -> list[int]: ...
-    @overload
-    def encode(self, text: str | _Bytes, *, gbk: bool = False, bug_compat: bool | None = None,
-               out: Literal["numpy", "np"], split_special_tokens: bool = False,
-               allowed_special: object = None, disallowed_special: object = ()) -> npt.NDArray[np.uint32]: ...
-    @overload
-    def encode(self, text: str | _Bytes, *, gbk: bool = False, bug_compat: bool | None = None,
-               out: str = "list", split_special_tokens: bool = False,
-               allowed_special: object = None, disallowed_special: object = ()) -> list[int] | npt.NDArray[np.uint32]: ...
-
 def lines_bound(n: int, bug_compat: bool = False) -> int: ...
-def rows_holding(rows: list[list[int]], ids: npt.NDArray[np.int64]) -> list[int]: ...
 def walk_encodings(data: _Bytes, offset: int, starts: npt.NDArray[np.int64],
                    lengths: npt.NDArray[np.int64]) -> tuple[int, int, int]: ...
-def plain_texts(texts: list[Any]) -> bool: ...
-def longest_row(starts: npt.NDArray[np.int64]) -> int: ...
-def pad_rows(flat: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], cap: int,
-             prefix: npt.NDArray[np.int64], suffix: npt.NDArray[np.int64], pad_id: int, left: bool,
-             ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64] | None = None, keep_end: bool = False) -> None: ...
-def frame_rows(rows: list[list[int]], prefix: tuple[int, ...], suffix: tuple[int, ...], cap: int, width: int,
-               pad_id: int, left: bool, mask: bool, keep_end: bool = False
-               ) -> tuple[list[list[int]], list[list[int]] | None]: ...
-def utf8_valid_prefix(data: _Bytes, start: int = 0) -> tuple[int, bool]: ...
-def _plain_text(obj: object, name: str) -> str | bytes: ...
 def _stream_decoder(model: Model, errors: str, pending: bytes) -> StreamDecoder: ...
 
 @disjoint_base
-class Model:
-    """A vocabulary compiled for encoding and decoding: 24 key bytes and one length per id."""
+class Model(CompiledModel):
+    """XBBPE's compiled vocabulary, for encoding and decoding: 24 key bytes and one length per id."""
 
     def __new__(cls, keys: bytes, lens: bytes) -> Self: ...
     @property

@@ -1,15 +1,22 @@
 # cython: language_level=3
-"""The encoder and decoder (QUIRKS Q13-Q16), in C with the GIL released.
+"""XBBPE's codec: the encoder and decoder (QUIRKS Q13-Q16), in C with the GIL released.
+
+This is the codec of the XBBPE model; each other model has its own (``bbpe.bpe._codec``),
+and each derives its ``Model`` class from ``bbpe.common._fast.CompiledModel``. Its path,
+its ``.pxd`` and its capsule are ABI and stay where they are. The model-free hot loops of
+the user layer (``TokenizerBase``, ``frame_rows``, ``pad_rows``, ``longest_row``,
+``plain_texts``, ``rows_holding``, ``utf8_valid_prefix``) are in ``bbpe.common._fast``,
+re-exported here under their old names.
 
 Why this module is long: its C level (the ``noexcept nogil`` functions of codec.pxd and
-the capsule of bbpe.h) and the Python classes over it (``Model``, ``TokenizerBase``,
-``StreamDecoder``) share the compiled trie and its inlined helpers, and Cython inlines only
-within one module: the hot loops (a str read from its code units, a list filled from the
-encoder's buffer) would pay a call per char or per id across two modules. The Python
-level stays thin; what is not hot (special tokens, batches, files) is in Python modules,
-which call here only for their own hot loops, each a small function: without the GIL the
-``.bin`` walk, the UTF-8 check and the padded-batch fill; with it (they make or read Python
-objects) the HF-style batch lists and the scan of result lists for given ids.
+the capsule of bbpe.h) and the Python classes over it (``Model``, ``StreamDecoder``) share
+the compiled trie and its inlined helpers, and Cython inlines only within one module: the
+hot loops (a str read from its code units, a list filled from the encoder's buffer) would
+pay a call per char or per id across two modules. The CPython helpers that it shares with
+``bbpe.common._fast`` are ``cdef inline`` in ``bbpe/common/_cpython.pxd``, compiled into
+both. The Python level stays thin; what is not hot (special tokens, batches, files) is in
+Python modules, which call here only for the model's own loops: without the GIL the
+``.bin`` walk (``walk_encodings``) and the training texts (``encode_lines_into``).
 
 Encoding cuts the text at each ``<...>`` tag (Q13), cuts each piece into chars by lead
 byte (Q2) and grows a match from every char while the match plus the next char is a key
@@ -24,7 +31,7 @@ more, and a char cut short at the end of a piece keeps just its bytes, so
 reference instead: it swallows that next char (Q14) and pads a cut char with NUL (Q20.1).
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_SetString
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
@@ -34,33 +41,41 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
+from bbpe.common._cpython cimport (
+    PyList_CheckExact,
+    PyList_GET_ITEM,
+    PyList_GET_SIZE,
+    PyListObject,
+    PyObject_GC_Track,
+    PyObject_GC_UnTrack,
+    PyTupleObject,
+    PyUnicode_CheckExact,
+    PyUnicode_DecodeUTF8,
+    _add_references,
+    _as_text,
+    _long_check_exact,
+    _long_value,
+    _own_copy,
+    _text,
+)
+from bbpe.common._fast cimport MODEL_BUG_COMPAT
+
+from bbpe.common import _fast as _shared
+from bbpe.common._fast import _plain_text
+
 from .errors import UnknownIdError
 
-cdef extern from "Python.h":
-    ctypedef struct PyListObject:
-        PyObject** ob_item
-    ctypedef struct PyTupleObject:
-        PyObject** ob_item
-    # a borrowed reference, for walking a list without the bounds checks of the public API
-    PyObject* PyList_GET_ITEM(object lst, Py_ssize_t i)
-    # a str's compact storage (UCS1, UCS2 or UCS4), readable without the GIL while it lives
-    int PyUnicode_KIND(object o)
-    void* PyUnicode_DATA(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
-    bint PyUnicode_IS_ASCII(object o)
-    bint PyUnicode_CheckExact(object o)
-    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
-    Py_ssize_t PyList_GET_SIZE(object lst)
-    bint PyList_CheckExact(object o)
-    bint _long_check_exact "PyLong_CheckExact"(PyObject* o)
-    bint _bytes_check_exact "PyBytes_CheckExact"(PyObject* o)
-    bint _unicode_check_exact "PyUnicode_CheckExact"(PyObject* o)
-    long long _long_value "PyLong_AsLongLongAndOverflow"(PyObject* o, int* overflow)
-    void PyObject_GC_UnTrack(void* o)
-    void PyObject_GC_Track(void* o)
-    int PyObject_GC_IsTracked(PyObject* o)
-    Py_ssize_t Py_REFCNT(PyObject* o)
-    void Py_SET_REFCNT(PyObject* o, Py_ssize_t n)
+# the model-free loops that lived here, under their old names (``from bbpe.codec import ...``)
+TokenizerBase = _shared.TokenizerBase
+frame_rows = _shared.frame_rows
+longest_row = _shared.longest_row
+pad_rows = _shared.pad_rows
+plain_texts = _shared.plain_texts
+rows_holding = _shared.rows_holding
+utf8_valid_prefix = _shared.utf8_valid_prefix
+
+if <int>BBPE_BUG_COMPAT != <int>MODEL_BUG_COMPAT:  # TokenizerBase passes the one for its bug_compat
+    raise ImportError("bbpe.codec: BBPE_BUG_COMPAT is not bbpe.common._fast's MODEL_BUG_COMPAT")
 
 ctypedef fused id_t:
     int32_t
@@ -115,66 +130,15 @@ cdef inline uint64_t _char_code(const uint8_t* s, size_t pos, size_t n, size_t f
 
 # ----------------------------------------------------------------------------- str input
 #
-# A text is given as (kind, data, length): kind 0 for UTF-8 bytes (or an ASCII str), else
-# the str's code unit size (1, 2, 4). A str is encoded straight from its code units
-# (_next_char), without the GIL and without a UTF-8 copy, so batches run in parallel and the
-# caller's str is left as it was (PyUnicode_AsUTF8 would cache a UTF-8 copy inside it).
+# A text is a _text (bbpe/common/_cpython.pxd): UTF-8 bytes, or a str's code units, which
+# are encoded straight from the str (_next_char), without the GIL and without a UTF-8 copy.
 # Lone surrogates count as three bytes (surrogatepass).
-
-ctypedef struct _text:
-    int kind
-    const void* data
-    size_t length
-
 
 cdef inline size_t _text_cap(_text t, int flags) noexcept nogil:
     """Room for the ids of a text: at most one per UTF-8 byte, and with bug_compat up to 3
     NULs padding a cut char per piece (4 per byte is more than enough)."""
     cdef size_t utf8 = t.length if t.kind == 0 else t.length * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
     return utf8 * (4 if flags & BBPE_BUG_COMPAT else 1) + 16
-
-
-cdef int _as_text(object obj, _text* t) except -1:
-    """Borrow the bytes of a str or bytes object (the object must stay alive)."""
-    if PyBytes_CheckExact(obj):
-        t.kind = 0
-        t.data = PyBytes_AS_STRING(obj)
-        t.length = PyBytes_GET_SIZE(obj)
-    elif PyUnicode_CheckExact(obj):
-        t.kind = 0 if PyUnicode_IS_ASCII(obj) else PyUnicode_KIND(obj)
-        t.data = PyUnicode_DATA(obj)
-        t.length = PyUnicode_GET_LENGTH(obj)
-    else:
-        raise TypeError(f"expected str or bytes, got {type(obj).__name__}")
-    return 0
-
-
-def _plain_text(obj, str name):
-    """A text that is not exactly a str or bytes, as the str or bytes the encoder takes: a
-    str or bytes subclass (numpy's ``str_``, ``bytes_``) as the plain object, a buffer of
-    bytes (bytearray, memoryview, a uint8 array) copied; anything else is a TypeError that
-    names ``name`` and the type (``None`` is no empty text, an int no count of NULs)."""
-    if isinstance(obj, str):
-        return str.__str__(obj)  # the chars it holds, whatever its own __str__ says
-    if isinstance(obj, bytes):
-        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj))
-    try:
-        view = memoryview(obj)
-    except TypeError:
-        raise TypeError(f"{name} must be a str or a bytes-like object, got {type(obj).__name__}") from None
-    if view.itemsize != 1 or view.format not in ("B", "b", "c"):
-        raise TypeError(f"{name} must be a str or a bytes-like object of bytes, got a buffer of "
-                        f"{view.format!r} items ({type(obj).__name__})")
-    return view.tobytes()
-
-
-cdef void _add_references(PyObject** ints, const int64_t* refs, int64_t n) noexcept:
-    """Give each shared int the references that lists took to it without the GIL
-    (``Model.encode_lists``); the GIL is held."""
-    cdef int64_t kid
-    for kid in range(n):
-        if refs[kid]:
-            Py_SET_REFCNT(ints[kid], Py_REFCNT(ints[kid]) + refs[kid])
 
 
 cdef int64_t _encode_text(const bbpe_model* m, _text t, int32_t* dst, size_t cap, int flags) noexcept nogil:
@@ -553,18 +517,8 @@ cdef int64_t _insert(bbpe_model* m, uint64_t key) noexcept nogil:
 
 # ----------------------------------------------------------------------------- Python level
 
-cdef list _own_copy(list items, Py_ssize_t start, object stop):
-    """``items[start:stop]``, a list only the caller holds: no other thread, nor code a
-    collection runs, can change it or free what it holds while the caller works without
-    the GIL or allocates. Nothing else refers to it, so it is in no cycle: it is untracked,
-    and the collections that the caller's allocations set off need not walk its items."""
-    cdef list copy = items[start:stop]
-    PyObject_GC_UnTrack(<PyObject*>copy)
-    return copy
-
-
-cdef class Model:
-    """A vocabulary compiled for encoding and decoding (owns the memory of ``view``).
+cdef class Model(CompiledModel):
+    """XBBPE's compiled model: a vocabulary compiled for encoding and decoding (owns the memory of ``view``).
 
     ``Model(keys, lens)``: ``keys`` holds 24 bytes per id (the key, zero padded), ``lens``
     one byte per id. Keys must be distinct and every one-byte key must be present.
@@ -1092,34 +1046,6 @@ cdef class Model:
         return self._decode(ids, e)
 
 
-cdef class TokenizerBase:
-    """The per-call hot path of ``bbpe.Tokenizer`` (which subclasses this): ``encode`` on a
-    str or bytes into a list goes straight to the C encoder, without a Python frame."""
-
-    cdef public Model _model
-    cdef public bint bug_compat
-    cdef public bint _has_specials  # added special tokens: matched in Python first (``_encode_other``)
-
-    def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list", bint split_special_tokens=False,
-               allowed_special=None, disallowed_special=()):
-        """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
-        ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
-        ``out="numpy"`` (or ``"np"``) returns a uint32 array instead of a list. Special
-        tokens (the model's own and those added) are matched whole, unless
-        ``split_special_tokens`` (HF: then every one is plain text) or ``allowed_special``
-        (tiktoken: only those named, or ``"all"``); one of ``disallowed_special``
-        (``"all"``: every one not allowed) in the text raises ValueError.
-
-        >>> tok.encode("床前明月光")                                     # doctest: +SKIP
-        [229, 186, 138, 323, 400, 277, 506]
-        """
-        cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
-        if (not gbk and out == "list" and not self._has_specials and not split_special_tokens
-                and allowed_special is None and not disallowed_special):
-            return self._model._encode_list(text, BBPE_BUG_COMPAT if compat else 0)  # a str: in C
-        return self._encode_other(text, gbk, compat, out, split_special_tokens, allowed_special, disallowed_special)
-
-
 def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] starts, int64_t[::1] lengths):
     """Walk the stored encodings of a ``.bin`` (u64 length, then that many ids) from
     ``offset``, one per slot of ``starts``: fills starts (the offset of each one's ids) and
@@ -1140,274 +1066,6 @@ def walk_encodings(const uint8_t[::1] data, Py_ssize_t offset, int64_t[::1] star
         lengths[k] = <int64_t>length
         offset += 8 + 8 * <Py_ssize_t>length
     return offset, -1, 0
-
-
-def longest_row(const int64_t[::1] starts):
-    """The most ids of one text in a flat batch whose text r is ``starts[r]:starts[r+1]``."""
-    cdef Py_ssize_t r
-    cdef int64_t most = 0
-    for r in range(starts.shape[0] - 1):
-        most = max(most, starts[r + 1] - starts[r])
-    return most
-
-
-cdef inline Py_ssize_t _capped(Py_ssize_t n, Py_ssize_t cap) noexcept nogil:
-    """How many of a text's ``n`` ids a batch keeps: the first ``cap`` (all when ``cap`` < 0)."""
-    return cap if 0 <= cap < n else n
-
-
-def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap,
-             const int64_t[::1] prefix, const int64_t[::1] suffix, int64_t pad_id, bint left,
-             int64_t[:, ::1] ids, int64_t[:, ::1] mask=None, bint keep_end=False):
-    """Fill a padded batch in one pass, without the GIL: row r of ``ids`` gets ``prefix``,
-    the ids ``flat[starts[r]:starts[r+1]]`` (the first ``cap`` of them, or the last with
-    ``keep_end``; all when ``cap`` < 0), ``suffix``, and ``pad_id`` in the rest (before them
-    when ``left``); row r of ``mask`` 1 under those ids and 0 under the padding. The padded
-    arrays are mostly padding, so the cost is writing them once, which numpy's fancy
-    indexing and broadcast masks do several times over."""
-    cdef Py_ssize_t rows = ids.shape[0], width = ids.shape[1], r, c, shift, n
-    cdef Py_ssize_t npre = prefix.shape[0], nsuf = suffix.shape[0], total
-    cdef int64_t* row
-    cdef int64_t* mrow
-    cdef const uint32_t* src
-    if starts.shape[0] < rows + 1 or (mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
-        raise ValueError("pad_rows: the shapes of starts, ids and mask do not agree")
-    for r in range(rows):  # each test on its own, so that no sum can overflow
-        n = _capped(starts[r + 1] - starts[r], cap)
-        if (starts[r] < 0 or starts[r + 1] < starts[r] or starts[r + 1] > flat.shape[0]
-                or n > width - npre - nsuf):
-            raise ValueError(f"pad_rows: row {r} does not fit ({n} ids from {starts[r]}, width {width})")
-    if rows == 0 or width == 0:
-        return
-    with nogil:
-        for r in range(rows):
-            n = _capped(starts[r + 1] - starts[r], cap)
-            total = npre + n + nsuf
-            shift = width - total if left else 0
-            row = &ids[r, 0]
-            for c in range(shift):
-                row[c] = pad_id
-            for c in range(npre):
-                row[shift + c] = prefix[c]
-            src = &flat[starts[r + 1] - n if keep_end else starts[r]] if n else NULL
-            for c in range(n):  # widened from the codec's uint32
-                row[shift + npre + c] = src[c]
-            for c in range(nsuf):
-                row[shift + npre + n + c] = suffix[c]
-            for c in range(shift + total, width):
-                row[c] = pad_id
-            if mask is not None:
-                mrow = &mask[r, 0]
-                memset(mrow, 0, shift * sizeof(int64_t))
-                for c in range(shift, shift + total):
-                    mrow[c] = 1
-                memset(mrow + shift + total, 0, (width - shift - total) * sizeof(int64_t))
-
-
-def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t width, object pad_id,
-               bint left, bint mask, bint keep_end=False):
-    """A batch as lists, the HF way, in one C pass: (ids, masks or None). Row r of ``ids``
-    is ``prefix + rows[r][:cap] + suffix`` (``rows[r][-cap:]`` with ``keep_end``; all of the
-    row when ``cap`` < 0), padded with ``pad_id`` to ``width`` when it is shorter (before it
-    when ``left``; a longer row stays as it is, as transformers leaves it); row r of
-    ``masks`` is 1 under those ids and 0 under the padding.
-
-    Every list it returns holds only ints and is untracked by the collector, like the
-    encoder's (see ``Model._as_list``): a kept batch costs the collections nothing. The
-    template's and the padding's ids are checked to be exactly int, and so are the items
-    of a row the collector tracks, which is copied; a row that is untracked already (the
-    encoder's) and gets nothing added is returned as it is."""
-    cdef Py_ssize_t npre = len(prefix), nsuf = len(suffix), m, r, n, shift, at, w, first
-    cdef list items, ids_out, masks_out = None, one, row
-    cdef PyObject** dst
-    cdef PyObject* item
-    cdef PyObject* pad = <PyObject*>pad_id
-    cdef PyObject* one_int = <PyObject*>_ONE
-    cdef PyObject* zero_int = <PyObject*>_ZERO
-    for item in (<PyTupleObject*>prefix).ob_item[:npre]:
-        if not _long_check_exact(item):
-            raise TypeError(f"frame_rows: the prefix must hold ints, got {type(<object>item).__name__}")
-    for item in (<PyTupleObject*>suffix).ob_item[:nsuf]:
-        if not _long_check_exact(item):
-            raise TypeError(f"frame_rows: the suffix must hold ints, got {type(<object>item).__name__}")
-    if not _long_check_exact(pad):
-        raise TypeError(f"frame_rows: pad_id must be an int, got {type(pad_id).__name__}")
-    items = _own_copy(rows, 0, None)  # what a finaliser run by an allocation does to rows cannot reach it
-    m = PyList_GET_SIZE(items)
-    # each outer list untracked as soon as it is made, before anything else is allocated: the
-    # collection an allocation may set off can run a finaliser that calls gc.get_objects(),
-    # which must not find a list with holes
-    ids_out = PyList_New(m)
-    PyObject_GC_UnTrack(<PyObject*>ids_out)
-    if mask:
-        masks_out = PyList_New(m)
-        PyObject_GC_UnTrack(<PyObject*>masks_out)
-    for r in range(m):
-        item = PyList_GET_ITEM(items, r)
-        if not PyList_CheckExact(<object>item):
-            raise TypeError(f"frame_rows: rows[{r}] is a {type(<object>item).__name__}, not a list")
-        row = <list>item
-        n = _capped(PyList_GET_SIZE(row), cap)
-        w = max(width, npre + n + nsuf)
-        shift = w - (npre + n + nsuf)
-        if shift == 0 and npre + nsuf == 0 and n == PyList_GET_SIZE(row) and not PyObject_GC_IsTracked(
-                <PyObject*>row):
-            Py_INCREF(row)  # the encoder's, with nothing to add: as it is
-            PyList_SET_ITEM(ids_out, r, row)
-        else:
-            one = PyList_New(w)
-            PyObject_GC_UnTrack(<PyObject*>one)  # ints only
-            # checked after the allocation, which may run a finaliser that changes the row,
-            # and before the copy, between which nothing runs
-            if PyList_GET_SIZE(row) < n:
-                raise RuntimeError(f"frame_rows: rows[{r}] changed while it was framed")
-            first = PyList_GET_SIZE(row) - n if keep_end else 0  # the first id kept
-            _check_ints(row, first, n, r)
-            dst = (<PyListObject*>one).ob_item
-            at = shift if left else 0  # where the ids begin
-            _put(dst + at, (<PyTupleObject*>prefix).ob_item, npre)
-            _put(dst + at + npre, (<PyListObject*>row).ob_item + first, n)
-            _put(dst + at + npre + n, (<PyTupleObject*>suffix).ob_item, nsuf)
-            _fill(dst + (0 if left else w - shift), pad, shift)
-            Py_INCREF(one)
-            PyList_SET_ITEM(ids_out, r, one)
-        if mask:
-            one = PyList_New(w)
-            PyObject_GC_UnTrack(<PyObject*>one)
-            dst = (<PyListObject*>one).ob_item
-            _fill(dst, zero_int if left else one_int, shift if left else w - shift)
-            _fill(dst + (shift if left else w - shift), one_int if left else zero_int, w - shift if left else shift)
-            Py_INCREF(one)
-            PyList_SET_ITEM(masks_out, r, one)
-    PyObject_GC_Track(<PyObject*>ids_out)  # whole now; they may hold what the caller adds
-    if mask:
-        PyObject_GC_Track(<PyObject*>masks_out)
-    return ids_out, masks_out
-
-
-cdef object _ONE = 1
-cdef object _ZERO = 0
-
-
-cdef int _check_ints(list row, Py_ssize_t first, Py_ssize_t n, Py_ssize_t r) except -1:
-    """That ``row[first:first + n]`` holds only exact ints, when the collector tracks the
-    row: an untracked one (the encoder's) holds only ints already."""
-    cdef Py_ssize_t c
-    if PyObject_GC_IsTracked(<PyObject*>row):
-        for c in range(first, first + n):
-            if not _long_check_exact(PyList_GET_ITEM(row, c)):
-                raise TypeError(f"frame_rows: rows[{r}][{c}] is not an int")
-    return 0
-
-
-cdef inline void _put(PyObject** dst, PyObject** src, Py_ssize_t n) noexcept:
-    """dst[0:n] = src[0:n], each a new reference."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        Py_INCREF(<object>src[i])
-        dst[i] = src[i]
-
-
-cdef inline void _fill(PyObject** dst, PyObject* item, Py_ssize_t n) noexcept:
-    """n new references to one item."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        dst[i] = item
-    Py_SET_REFCNT(item, Py_REFCNT(item) + n)
-
-
-cdef Py_ssize_t _utf8_valid_prefix(const uint8_t* s, Py_ssize_t n, bint* invalid) noexcept nogil:
-    """The length of the longest prefix of s[0:n] made of whole valid UTF-8 sequences (as
-    Python's strict decoder defines them: no overlongs, no surrogates, at most U+10FFFF);
-    *invalid says whether what follows is invalid (rather than a sequence cut by the end)."""
-    cdef Py_ssize_t i = 0, need, k
-    cdef uint8_t c, c1, lo, hi
-    invalid[0] = False
-    while i < n:
-        c = s[i]
-        if c < 0x80:
-            i += 1
-            continue
-        lo, hi = 0x80, 0xBF
-        if 0xC2 <= c <= 0xDF:
-            need = 1
-        elif 0xE0 <= c <= 0xEF:
-            need = 2
-            if c == 0xE0:
-                lo = 0xA0
-            elif c == 0xED:
-                hi = 0x9F
-        elif 0xF0 <= c <= 0xF4:
-            need = 3
-            if c == 0xF0:
-                lo = 0x90
-            elif c == 0xF4:
-                hi = 0x8F
-        else:
-            invalid[0] = True
-            return i
-        for k in range(1, need + 1):
-            if i + k >= n:
-                return i  # cut by the end: the caller may have the rest
-            c1 = s[i + k]
-            if not ((lo if k == 1 else 0x80) <= c1 <= (hi if k == 1 else 0xBF)):
-                invalid[0] = True
-                return i
-        i += need + 1
-    return n
-
-
-def utf8_valid_prefix(const uint8_t[::1] data, Py_ssize_t start=0):
-    """(length, invalid): the longest prefix of ``data`` that is whole valid UTF-8 (from
-    ``start``, where a char must begin), and whether the bytes after it are invalid
-    (False: valid, or a sequence the end cuts). Without the GIL."""
-    cdef Py_ssize_t n = data.shape[0], at
-    cdef bint invalid = False
-    if not 0 <= start <= n:
-        raise ValueError(f"start {start} is outside the data (0..{n})")
-    with nogil:
-        at = start + _utf8_valid_prefix(&data[0] + start if n else NULL, n - start, &invalid)
-    return at, invalid
-
-
-def plain_texts(list texts):
-    """True when every item is exactly a str or bytes (what the batch encoder takes as is);
-    a C loop, so a large batch needs no Python-level pass to check it."""
-    cdef Py_ssize_t i
-    cdef PyObject* item
-    for i in range(PyList_GET_SIZE(texts)):
-        item = PyList_GET_ITEM(texts, i)
-        if not (_unicode_check_exact(item) or _bytes_check_exact(item)):
-            return False
-    return True
-
-
-def rows_holding(list rows, const int64_t[::1] ids):
-    """The indices of the rows (lists of ints, as the encoder makes them) that hold one of
-    the few ``ids``: a C loop, so that finding the texts in which a special token read as
-    plain text was matched costs little beside encoding them (``encode_ordinary_batch``)."""
-    cdef Py_ssize_t r, i, n = ids.shape[0]
-    cdef PyObject* item
-    cdef int overflow = 0
-    hits = []
-    for r in range(PyList_GET_SIZE(rows)):
-        row = <object>PyList_GET_ITEM(rows, r)
-        if not PyList_CheckExact(row):
-            raise TypeError(f"rows[{r}] must be a list, got {type(row).__name__}")
-        for i in range(PyList_GET_SIZE(row)):
-            item = PyList_GET_ITEM(row, i)
-            if _long_check_exact(item) and _holds(ids, n, _long_value(item, &overflow)) and not overflow:
-                hits.append(r)
-                break
-    return hits
-
-
-cdef inline bint _holds(const int64_t[::1] ids, Py_ssize_t n, int64_t kid) noexcept:
-    cdef Py_ssize_t j
-    for j in range(n):
-        if ids[j] == kid:
-            return True
-    return False
 
 
 cdef int64_t _list_ids(object ids, const bbpe_model* m, int64_t* small, Py_ssize_t nsmall,
@@ -1531,7 +1189,7 @@ ctypedef struct bbpe_capi:
     int64_t (*stream_flush)(bbpe_stream*, uint8_t*, size_t) noexcept nogil
     int64_t (*lookup)(const bbpe_model*, const uint8_t*, size_t) noexcept nogil
 
-BBPE_CAPI_VERSION = 1
+BBPE_CAPI_VERSION = 2  # with BBPE_ABI_VERSION (codec.pxd) and bbpe.h's
 
 
 cdef const bbpe_model* _model_view(object model) noexcept:

@@ -33,8 +33,8 @@ It keeps transformers' slow-tokenizer pipeline (tokenize each text, ``prepare_fo
   returns longer rows);
 - the bbpe tokenizer's ``padding_side``, ``truncation_side`` and pad id (``pad_token_id``,
   else the model's ``<P>``) are the wrapper's unless ``padding_side=``, ``truncation_side=``
-  or ``pad_token=`` are passed; ``bos_token`` and ``eos_token`` default to XBBPE's ``<S>``,
-  ``</S>``. A call's ``padding_side=`` (``__call__``, ``encode``, ``pad``) holds under 4.x
+  or ``pad_token=`` are passed; ``bos_token`` and ``eos_token`` default to the model's own
+  (``special_roles``: XBBPE's ``<S>``, ``</S>``; a tiktoken model's ``<|endoftext|>``). A call's ``padding_side=`` (``__call__``, ``encode``, ``pad``) holds under 4.x
   too, which has no such argument: what transformers does not pass down (the call's
   padding side, whether it adds special tokens) reaches ``_pad`` and the template methods
   through a context variable, so that calls on other threads never see it;
@@ -77,7 +77,7 @@ except ImportError as err:  # pragma: no cover - only without the extra
 from .common.batch import char_spans, kept_part
 from .common.rows import pair_lengths
 from .common.template import NO_TEMPLATE, Template
-from .common.token_text import token_bytes, token_text
+from .common.token_text import token_text
 from .common.words import word_texts
 from .tokenizer import Tokenizer
 
@@ -102,8 +102,8 @@ class BbpeTokenizer(PreTrainedTokenizer):
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012
 
     def __init__(self, tokenizer: Tokenizer | None = None, model_file: str | os.PathLike[str] | None = None,
-                 *, pad_token: str | AddedToken | None = None, bos_token: str = "<S>", eos_token: str = "</S>",
-                 **kwargs: Any) -> None:
+                 *, pad_token: str | AddedToken | None = None, bos_token: str | AddedToken | None = None,
+                 eos_token: str | AddedToken | None = None, **kwargs: Any) -> None:
         if tokenizer is None:
             if model_file is None:
                 raise TypeError("BbpeTokenizer needs a bbpe tokenizer, or model_file (from_pretrained gives it)")
@@ -122,8 +122,11 @@ class BbpeTokenizer(PreTrainedTokenizer):
         kwargs.setdefault("clean_up_tokenization_spaces", False)
         kwargs.setdefault("padding_side", tokenizer.padding_side)
         kwargs.setdefault("truncation_side", tokenizer.truncation_side)
-        if pad_token is None:  # what the bbpe tokenizer pads with
-            pad_token = tokenizer.id_to_token(tokenizer._padding_id())
+        roles = tokenizer.special_roles  # the model's own (XBBPE: <S>, </S>), unless others are named
+        bos_token = roles.get("bos_token") if bos_token is None else bos_token
+        eos_token = roles.get("eos_token") if eos_token is None else eos_token
+        if pad_token is None and tokenizer.pad_token_id is not None:  # what the bbpe tokenizer pads with
+            pad_token = tokenizer.id_to_token(tokenizer.pad_token_id)
         super().__init__(pad_token=pad_token, bos_token=bos_token, eos_token=eos_token,
                          added_tokens_decoder=added, **kwargs)
 
@@ -174,7 +177,7 @@ class BbpeTokenizer(PreTrainedTokenizer):
         return self.bbpe.id_to_token(index)
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
-        return b"".join(token_bytes(t) for t in tokens).decode("utf-8", "replace")
+        return self.bbpe.tokens_to_bytes(tokens).decode("utf-8", "replace")
 
     def _decode(self, token_ids: int | list[int], skip_special_tokens: bool = False,
                 clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:

@@ -1,18 +1,19 @@
-"""``Tokenizer``: a trained XBBPE vocabulary that encodes, decodes, loads and saves ``.bin`` files.
+"""``Tokenizer``: the facade of every model, what users call to encode, decode, load and save.
 
-A facade: training is ``xbbpe.pipeline`` (handed the corpus once), the codec
-``codec.pyx``, the file formats ``xbbpe.binfile`` and ``common.tokenizer_json``; what every
-model shares comes from the mixins ``common.vocab_access`` (vocabulary access, special
-tokens, the template) and ``common.batch`` (HF-style batches and offsets), and this class
-gives them the model's primitives (the section "what the shared layer needs"). Importing
-this module does not import numba; only training does.
+A ``Tokenizer`` holds one model: its compiled model (``common.model.CompiledModel``: text to
+ids without the GIL) and, in its subclass (``bbpe.XBBPE``, ``bbpe.BPE``), what is the
+model's own: construction, file formats, training, its own special tokens, its tokens'
+text form (the hooks of the section "what every model provides"). What every model shares
+is here and in the mixins ``common.vocab_access`` (vocabulary access, special tokens, the
+template) and ``common.batch`` (HF-style batches and offsets): added special tokens, the
+special-token arguments of a call, batches on threads, decoding, streaming, pickling and
+the dispatch of ``load`` on a file's content. Importing this module imports no model;
+``bbpe.load`` imports the one a file holds.
 
-Why this module is long: it holds every user-facing entry point of the XBBPE model
-(construction, the two file formats, training, encoding, decoding, the C++'s special ids),
-each with the docstring users read, and the one place where a call's special-token
-arguments are worked out and applied to a text, a batch, a flat batch and a file
-(``_plan``, ``_encode_planned``, ``_flat``); the logic behind each lives in the modules
-above.
+Why this module is long: it is the one place where a call's special-token arguments are
+worked out and applied to a text, a batch, a flat batch and a file (``_plan``,
+``_encode_planned``, ``_flat``), each entry point with the docstring users read; the logic
+behind each lives in the modules above.
 """
 
 from __future__ import annotations
@@ -20,20 +21,19 @@ from __future__ import annotations
 import io
 import operator
 import os
-import warnings
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import pairwise
-from typing import Any, BinaryIO, SupportsIndex, TypeVar, cast
+from typing import Any, BinaryIO, ClassVar, TypeVar, cast
 
 import numpy as np
 
 try:
-    from .codec import Model, StreamDecoder, TokenizerBase, _plain_text, rows_holding
+    from .common._fast import TokenizerBase, _plain_text, rows_holding
 except ImportError as err:  # pragma: no cover - only in an unbuilt source checkout
     raise ImportError(
-        f"bbpe's compiled codec is missing from {os.path.dirname(__file__)}: this is the source tree. "
+        f"bbpe's compiled modules are missing from {os.path.dirname(__file__)}: this is the source tree. "
         "Install bbpe (pip install .) and run from another directory, or build in place (pip install -e .)"
     ) from err
 from .common import tokenizer_json
@@ -41,48 +41,35 @@ from .common.arguments import int_argument
 from .common.batch import HFBatches, plain_batch
 from .common.blocks import block_lines, split_lines
 from .common.corpus import Corpus
+from .common.files import write_file
 from .common.gbk import gbk_to_utf8, utf8_to_gbk
-from .common.progress import ProgressFn
+from .common.model import facade
 from .common.resources import usable_cpus
 from .common.specials import CallSpecials, SpecialTokens, call_specials, is_default
-from .common.template import NO_TEMPLATE, Template
+from .common.stream import ByteStreamDecoder, SpecialsStreamDecoder, StreamDecoder
+from .common.template import Template
 from .common.threads import shared_pool
-from .common.token_text import token_bytes, token_text
 from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
-from .xbbpe import binfile, pipeline, plain_specials
-from .xbbpe.pipeline import id_dtype
-from .xbbpe.vocab import BOS, EOS, KEY_BYTES, PAD, key_matrix
 
-DEFAULT_VOCAB_SIZE = 800  # VocabSize in XBBPE.h
 _OPTIONS = ("padding_side", "truncation_side", "pad_token_id")  # the user state kept in the JSON file's "bbpe"
 
 
-def _default_corpus() -> str:
-    """The bundled Tang poems: ``bbpe/data`` in an installed copy (setup.py ships the
-    top-level ``data/`` there), the checkout's ``data/`` when run from the source tree.
-    A str, not a pathlib.Path: importing pathlib costs every start 2-3 ms."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.join(here, "data", "tang300.txt")
-    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "tang300.txt")
-    return checkout if not os.path.exists(installed) and os.path.exists(checkout) else installed
-
-
-DEFAULT_CORPUS = _default_corpus()
-
-
 class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
-    """A byte-level BPE vocabulary as XBBPE builds it.
+    """A tokenizer: one model (``bbpe.XBBPE``, ``bbpe.BPE``) and what every model shares.
 
-    >>> tok = Tokenizer.train("data/tang300.txt", vocab_size=800)   # doctest: +SKIP
-    >>> ids = tok.encode("床前明月光")                              # doctest: +SKIP
-    >>> tok.decode(ids)                                              # doctest: +SKIP
+    >>> tok = bbpe.load("model.json")                              # doctest: +SKIP
+    >>> tok.decode(tok.encode("床前明月光"))                       # doctest: +SKIP
     '床前明月光'
 
-    ``bug_compat=True`` makes ``encode`` reproduce the reference exactly where it loses
-    data (QUIRKS Q14: chars swallowed at the 24-byte limit; Q20.1: a cut char padded with
-    NUL). By default every byte is kept: ``decode_bytes(encode(x)) == x``.
+    ``Tokenizer.load`` and ``Tokenizer.from_bytes`` read any model file, told apart by its
+    content; ``Tokenizer.train`` trains bbpe's own model and ``Tokenizer(keys)`` builds it:
+    XBBPE (``bbpe.XBBPE.train``, ``bbpe.XBBPE(keys)``).
     """
+
+    _model: Any  # the compiled model (common.model.CompiledModel): each model's own class
+    kind: ClassVar[str] = ""  # the model's name: its JSON file's model.type (common.model.KINDS)
+    _id_gaps: ClassVar[bool] = False  # whether its files may skip ids before a special token's (tiktoken's)
 
     # the training texts read, for a tokenizer this process trained (bbpe train's summary);
     # None for one built or loaded
@@ -90,57 +77,41 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
 
     # ------------------------------------------------------------------ construction
 
-    def __init__(
-        self,
-        keys: Sequence[bytes],
-        *,
-        record_order: Sequence[int] | np.ndarray | None = None,
-        train_encodings: Iterable[Sequence[int]] = (),
-        bug_compat: bool = False,
-    ) -> None:
-        """Build from the keys in id order (``keys[i]`` is the bytes of id ``i``).
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tokenizer:  # noqa: PYI034 - Tokenizer(...) is an XBBPE
+        """``Tokenizer(keys, ...)`` builds bbpe's own model, an ``XBBPE`` (its constructor);
+        a model's class builds itself."""
+        return super().__new__(facade("XBBPE") if cls is Tokenizer else cls)
 
-        ``record_order`` is the order of the ids in a saved ``.bin`` (default: by id);
-        ``train_encodings`` are the stored training encodings.
-        """
-        keys = [bytes(k) for k in keys]
-        rows, lens = key_matrix(keys)
-        self._adopt(keys, Model(rows.tobytes(), lens.tobytes()), record_order, bug_compat)
-        self._set_train_encodings(train_encodings)
-
-    def _adopt(self, keys: list[bytes], model: Model, record_order: Sequence[int] | np.ndarray | None,
-               bug_compat: bool) -> None:
-        """Take these keys (id order) and their codec model as this tokenizer's."""
-        n = len(keys)
-        order = np.arange(n) if record_order is None else np.asarray(record_order, dtype=np.int64)
-        if not np.array_equal(np.sort(order), np.arange(n)):
-            raise ValueError("record_order must hold every id exactly once")
-        self._keys, self._model, self._record_order, self.bug_compat = keys, model, order, bug_compat
+    def _start(self, keys: list[bytes], model: Any) -> None:
+        """The state every model's tokenizer starts from: its keys (each id's bytes) and
+        compiled model, no added special token, no template, the default options."""
+        self._keys, self._model = keys, model
+        self.bug_compat = False
         self._specials = SpecialTokens()
         self._has_specials = False
         self._template = Template()
         self._key_lens: np.ndarray | None = None
         self.padding_side = "right"  # where padding goes ("left" for generation), as in transformers
         self.truncation_side = "right"  # which end truncation cuts, as in transformers
-        self.pad_token_id = None  # None: the model's (XBBPE: the id of <P>, ``pad_id``)
+        self.pad_token_id = None  # None: the model's own (``pad_id``)
 
-    def _set_train_encodings(self, encodings: Iterable[Sequence[int]]) -> None:
-        arrays = [np.asarray(e, dtype=np.int64) for e in encodings]
-        lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
-        ids = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
-        self._set_encoding_arrays(lengths, ids)
+    @classmethod
+    def train(cls, *args: Any, **kwargs: Any) -> Tokenizer:
+        """Train bbpe's own model, XBBPE: ``bbpe.XBBPE.train`` (its docstring)."""
+        return facade("XBBPE").train(*args, **kwargs)
 
-    def _set_encoding_arrays(self, lengths: np.ndarray, ids: np.ndarray) -> None:
-        """Store encodings as offsets + ids in the smallest dtype that holds every id."""
-        self._enc_offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
-        self._enc_ids: np.ndarray = ids.astype(id_dtype(len(self._keys)), copy=False)
+    @classmethod
+    def train_from_iterator(cls, *args: Any, **kwargs: Any) -> Tokenizer:
+        """Train XBBPE on lines given one by one: ``bbpe.XBBPE.train_from_iterator``."""
+        return facade("XBBPE").train_from_iterator(*args, **kwargs)
 
     @classmethod
     def load(cls, source: str | os.PathLike[str] | BinaryIO, *, bug_compat: bool = False) -> Tokenizer:
-        """Load a ``.bin`` written by bbpe or by the reference, or bbpe's JSON file (told
-        apart by their content), from a path or a binary file object (anything with
-        ``read``). Raises FormatError (naming the file and the byte offset), OSError. The
-        contents as bytes go to ``from_bytes``."""
+        """Load any model file bbpe reads, told apart by its content (``from_bytes``): a
+        ``.bin`` written by bbpe or by the reference, bbpe's JSON file, an HF
+        ``tokenizer.json``; from a path or a binary file object (anything with ``read``).
+        Called on a model's class (``bbpe.BPE.load``), a file of another model is refused.
+        Raises FormatError (naming the file and the byte offset or field), OSError."""
         if isinstance(source, (bytes, bytearray, memoryview)):
             raise TypeError("load takes a path or a binary file object; for a model's bytes use Tokenizer.from_bytes")
         if isinstance(source, io.TextIOBase):  # its read() would fail on the model's bytes, or change them
@@ -160,234 +131,111 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, *, bug_compat: bool = False,
                    name: str = "<bytes>") -> Tokenizer:
-        """A tokenizer from the bytes of a ``.bin`` or of bbpe's JSON file (what ``to_bytes``
-        gives), told apart by their content. ``name`` is what errors call it."""
+        """A tokenizer from the bytes of a model file (what ``to_bytes`` gives), told apart
+        by their content: a JSON object is bbpe's JSON file or HF's ``tokenizer.json``, read
+        by the model its ``model.type`` names (``common.model.KINDS``); anything else is a
+        ``.bin`` (XBBPE). ``name`` is what errors call it. ``bug_compat`` is XBBPE's."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"from_bytes takes bytes, got {type(data).__name__} (a path goes to Tokenizer.load)")
         data = bytes(data)
         if tokenizer_json.looks_like_json(data):
-            tok = cls._from_json(tokenizer_json.parse(data, name), name)
-            tok.bug_compat = tok.bug_compat or bug_compat
-            return tok
-        return cls._from_contents(binfile.parse_bin(data, name), bug_compat)
+            document = tokenizer_json.parse(data, name)
+            tok = facade(document["model"]["type"])._from_json(document, name)
+        else:
+            tok = facade("XBBPE")._from_file_bytes(data, name)
+        if not isinstance(tok, cls):
+            raise FormatError(name, 0, f"holds a {tok.kind} model, not a {cls.kind} one: load it with bbpe.load")
+        if bug_compat:
+            tok._set_bug_compat(name)
+        return tok
 
     @classmethod
     def _from_json(cls, document: dict, name: str) -> Tokenizer:
-        model = document["model"]
-        if model.get("type") != "XBBPE" or not isinstance(model.get("vocab"), dict):
-            raise FormatError(name, 0, f"model type {model.get('type')!r} is not one this bbpe reads ('XBBPE')")
-        vocab = model["vocab"]
-        keys: list[bytes] = [b""] * len(vocab)
-        for text, kid in vocab.items():
-            if not isinstance(kid, int) or not 0 <= kid < len(keys) or keys[kid]:
-                raise FormatError(name, 0, f"model vocab: token {text!r} has id {kid!r}, not a free id in "
-                                           f"0..{len(keys) - 1}")
-            keys[kid] = token_bytes(text)
-        try:
-            tok = cls(keys, record_order=model.get("record_order"), bug_compat=bool(model.get("bug_compat", False)))
-        except ValueError as err:
-            raise FormatError(name, 0, f"model: {err}") from None
+        """The tokenizer a JSON document describes (``tokenizer_json.parse`` has read it
+        and checked what it checks): each model reads its own ``model`` section."""
+        raise NotImplementedError(f"{cls.__name__} reads no JSON file")
+
+    @classmethod
+    def _from_file_bytes(cls, data: bytes, name: str) -> Tokenizer:
+        """The tokenizer of a file that is not JSON (XBBPE's ``.bin``)."""
+        raise NotImplementedError(f"{cls.__name__} reads no such file")
+
+    def _set_bug_compat(self, name: str) -> None:
+        """``load(..., bug_compat=True)``: only XBBPE reproduces a reference's losses."""
+        raise ValueError(f"{name}: bug_compat=True reproduces the XBBPE C++'s encoding; this is a {self.kind} model")
+
+    def _apply_json_state(self, document: dict, name: str) -> None:
+        """The user state a JSON document holds (added tokens, template, options), applied
+        to a tokenizer just built from its model section; FormatError naming the field."""
         options = document.get("bbpe") or {}
-        if not isinstance(options, dict):
-            raise FormatError(name, 0, f"the 'bbpe' options must be an object, got {type(options).__name__}")
         try:  # tokenizer_json.parse has checked these as the setters do: a safety net
-            tok._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
-                                 **{key: options[key] for key in _OPTIONS if key in options}})
+            self._set_user_state({"special_tokens": tokenizer_json.added_tokens(document),
+                                  **{key: options[key] for key in _OPTIONS if key in options}})
         except (TypeError, ValueError) as err:
             raise FormatError(name, 0, f"added_tokens or bbpe options: {err}") from None
         single, pair = tokenizer_json.template(document)
         for field, templates in (("single", (single, None)), ("pair", (single, pair))):
             if field == "single" or pair is not None:
                 try:  # the templates' words (their tokens, $A and $B) are set_template's to check
-                    tok.set_template(*templates)
+                    self.set_template(*templates)
                 except (TypeError, ValueError) as err:
                     raise FormatError(name, 0, f"post_processor.{field}: {err}") from None
-        return tok
+
+    def _json_state(self) -> dict[str, Any]:
+        """What ``tokenizer_json.dump`` writes besides the model's own sections."""
+        state = self._user_state()
+        return {"added": state["special_tokens"], "template": self._template.text,
+                "pair": self._template.pair_text, "options": {key: state[key] for key in _OPTIONS}}
 
     def _json_bytes(self) -> bytes:
-        model = {"type": "XBBPE", "vocab": {token_text(key): i for i, key in enumerate(self._keys)},
-                 "record_order": self._record_order.tolist(), "bug_compat": bool(self.bug_compat)}
-        state = self._user_state()
-        return tokenizer_json.dump(model, state["special_tokens"], self._template.text,  # type: ignore[arg-type]
-                                   {key: state[key] for key in _OPTIONS}, self._template.pair_text)
+        """bbpe's JSON file of this tokenizer: the model's sections and the user state."""
+        return tokenizer_json.dump(self._json_sections(), **self._json_state())
 
-    @classmethod
-    def _from_contents(cls, contents: binfile.BinContents, bug_compat: bool) -> Tokenizer:
-        records = contents.records
-        by_id = records[np.argsort(records["id"])]  # ids are 0..n-1, each once (checked)
-        lens = by_id["len"].astype(np.int64)
-        joined = by_id["key"][np.arange(KEY_BYTES)[None, :] < lens[:, None]].tobytes()
-        ends = np.cumsum(lens).tolist()
-        keys = [joined[a:b] for a, b in zip([0, *ends[:-1]], ends)]
-        tok = cls(keys, record_order=records["id"], bug_compat=bug_compat)
-        tok._set_encoding_arrays(np.diff(contents.encoding_offsets), contents.encoding_ids)
-        return tok
+    def _json_sections(self) -> dict[str, Any]:
+        """The model's sections of the JSON file: ``model`` and, where the model has them,
+        ``normalizer``, ``pre_tokenizer`` and ``decoder``."""
+        raise NotImplementedError
 
-    def save(self, target: str | os.PathLike[str] | BinaryIO, *, encodings: bool = True,
-             format: str | None = None) -> None:
+    # the formats save() writes: name -> the file extensions that name it (the first is the
+    # default); every model writes bbpe's JSON file
+    _formats: ClassVar[dict[str, tuple[str, ...]]] = {"json": (".json",)}
+
+    def _format_of(self, target: object, format: str | None) -> str:
+        """The format ``save`` writes: ``format``, or the one the path's extension names, or
+        the model's first."""
+        if format is None:
+            name = os.fspath(target).lower() if isinstance(target, (str, os.PathLike)) else ""
+            format = next((fmt for fmt, ends in self._formats.items() if name.endswith(ends)), next(iter(self._formats)))
+        if format not in self._formats:
+            raise ValueError(f"format must be one of {', '.join(map(repr, self._formats))}, got {format!r}")
+        return format
+
+    def save(self, target: str | os.PathLike[str] | BinaryIO, *, format: str | None = None, **options: Any) -> None:
         """Write the model to a path, atomically (the old file or the whole new one, never
         half of it), or to a binary file object, in the format its extension names (or
-        ``format``): ``"bin"``, the reference's ``.bin`` layout (records in
-        ``record_order``), the default; ``"json"``, bbpe's own file, which also holds the
-        special tokens, the template and the options but not the stored encodings.
-        ``encodings=False`` leaves the stored training encodings out of a ``.bin``: a
-        vocabulary-only file (its encoding count 0), which the C++ loads as well."""
+        ``format``; the model's own formats: ``XBBPE.save``, ``BPE.save``). ``"json"``,
+        bbpe's JSON file, also holds the special tokens, the template and the options."""
         is_file = hasattr(target, "write")
         if not is_file and not isinstance(target, (str, os.PathLike)):
             raise TypeError(f"save takes a path or a binary file object, got {type(target).__name__}")
-        if format is None:
-            format = "bin" if is_file else file_format(target)  # type: ignore[arg-type]
-        if format not in ("bin", "json"):
-            raise ValueError(f"format must be 'bin' or 'json', got {format!r}")
-        if format == "json":
-            data = self._json_bytes()
-            if is_file:
-                target.write(data)  # type: ignore[union-attr]
-            else:
-                binfile.atomic_write(target, lambda f: f.write(data))  # type: ignore[arg-type]
-            return
-        contents = self._bin_contents(encodings)  # written as it is walked: never a second copy in memory
-        if is_file:
-            binfile.write_contents(target, contents)  # type: ignore[arg-type]
-        else:
-            binfile.write_bin(target, contents)  # type: ignore[arg-type]
+        format = self._format_of(None if is_file else target, format)
+        self._save(target, format, is_file, **options)
 
-    def to_bytes(self, *, encodings: bool = True, format: str = "bin") -> bytes:
-        """The file image (``from_bytes`` reads it back): the ``.bin`` or, with
-        ``format="json"``, bbpe's JSON file."""
-        if format == "json":
+    def _save(self, target: Any, format: str, is_file: bool, **options: Any) -> None:
+        """Write one of the model's formats (``save`` has checked the arguments)."""
+        if options:
+            raise TypeError(f"save: unexpected option {next(iter(options))!r} for the {format} format")
+        write_file(target, self.to_bytes(format=format), is_file)
+
+    def to_bytes(self, *, format: str | None = None, **options: Any) -> bytes:
+        """The file image (``from_bytes`` reads it back) in one of the model's formats."""
+        format = self._format_of(None, format)
+        if format == "json" and not options:
             return self._json_bytes()
-        if format != "bin":
-            raise ValueError(f"format must be 'bin' or 'json', got {format!r}")
-        return binfile.bin_bytes(self._bin_contents(encodings))
+        return self._format_bytes(format, **options)
 
-    def _bin_contents(self, encodings: bool = True) -> binfile.BinContents:
-        extra = self._specials.new_ids(len(self._keys))
-        if extra:
-            shown = ", ".join(repr(token_text(data)) for data in list(extra.values())[:3])
-            raise ValueError(f"a .bin holds the vocabulary's keys only, not the added special tokens ({shown}): "
-                             "save to a .json file (format='json')")
-        lost = [name for name, is_set in (("special tokens", bool(self._specials)),
-                                          ("template", self._template != NO_TEMPLATE),
-                                          ("padding_side", self.padding_side != "right"),
-                                          ("truncation_side", self.truncation_side != "right"),
-                                          ("pad_token_id", self._pad_token_id is not None)) if is_set]
-        if lost:
-            warnings.warn(f"a .bin holds the vocabulary only: the {', '.join(lost)} set on this tokenizer are not "
-                          "saved (format='json' keeps them)", UserWarning, stacklevel=3)
-        if not encodings:
-            return binfile.BinContents(self._records(), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        return binfile.BinContents(self._records(), self._enc_offsets, self._enc_ids)
-
-    def _records(self) -> np.ndarray:
-        """The vocabulary records of the ``.bin``, in file order."""
-        return binfile.records(self._keys, self._record_order)
-
-    @classmethod
-    def train(
-        cls,
-        corpus_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
-        vocab_size: int = DEFAULT_VOCAB_SIZE,
-        *,
-        gbk: bool = False,
-        bug_compat: bool = False,
-        lossless_encodings: bool = False,
-        progress: bool | ProgressFn = False,
-        windows_text: bool = False,
-        strict: bool = False,
-        memory_check: bool = True,
-        output: str | os.PathLike[str] | None = None,
-        encodings: bool = True,
-    ) -> Tokenizer:
-        """Train on a corpus file as ``LoadDataFileTrain(path, vocab_size)`` does.
-
-        With no path, the bundled Tang poems (``data/tang300.txt``); a list of paths trains
-        on the files one after the other, as the C++ trains on ``cat a.txt b.txt``; ``"-"``
-        reads standard input. A corpus that is not valid UTF-8 (without ``gbk``) trains as
-        in the C++ but warns (``CorpusWarning``, naming the file, offset and line), or is
-        refused with ``strict`` (``CorpusError``); so does one that learns nothing (empty,
-        or no pair occurs twice). ``gbk``: the corpus is
-        GBK (Q19); lines the reference's conversion changes are reported (``GBKWarning``),
-        or refused with ``strict`` (``GBKError``). ``windows_text``: read the file as the
-        Windows build does (CRLF -> LF, Ctrl-Z ends it; Q19). ``bug_compat``: a missing
-        file is an empty corpus and a vocab size of 2**32 or more wraps, as in the
-        reference; otherwise both are errors. ``lossless_encodings``: store bbpe's lossless
-        encodings of the training texts instead of the reference's (which may drop chars,
-        Q14); the vocabulary is the same either way. ``progress``: True for progress bars
-        on stderr, or a callable ``(stage, done, total)``. ``memory_check``: refuse at once
-        (``InsufficientMemoryError``) when the corpus is too big for the memory available.
-        A corpus of 8 MB or more is read on a thread per core (at most 4, or the
-        environment variable ``BBPE_THREADS``); the result is the same on any number.
-        ``output``: write the ``.bin`` there (what ``save(output)`` would write) while the
-        stored encodings are made, without keeping them: the returned tokenizer then holds
-        none (``Tokenizer.load(output)`` has them). That saves their memory and time on a
-        large corpus; ``bbpe train`` does it. ``encodings=False`` makes no stored
-        encodings at all (a vocabulary-only model: ``save(..., encodings=False)``), which
-        spares their time and, on a large corpus, nearly all of the ``.bin``.
-
-        >>> Tokenizer.train(vocab_size=800).encode("床前明月光")       # doctest: +SKIP
-        [229, 186, 138, 323, 400, 277, 506]
-        """
-        paths = DEFAULT_CORPUS if corpus_path is None else corpus_path
-        source = Corpus.from_files(paths, gbk=gbk, missing_is_empty=bug_compat, windows=windows_text, strict=strict)
-        return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress, output=output, memory_check=memory_check, encodings=encodings)
-
-    @classmethod
-    def train_from_iterator(
-        cls,
-        lines: Iterable[str | bytes],
-        vocab_size: int = DEFAULT_VOCAB_SIZE,
-        *,
-        gbk: bool = False,
-        bug_compat: bool = False,
-        lossless_encodings: bool = False,
-        progress: bool | ProgressFn = False,
-        strict: bool = False,
-        output: str | os.PathLike[str] | None = None,
-        encodings: bool = True,
-    ) -> Tokenizer:
-        """Train on lines given one by one, as if they were the lines of a corpus file.
-
-        An empty line ends a paragraph (Q18); ``str`` lines are UTF-8 encoded. The options
-        are ``train``'s.
-
-        >>> Tokenizer.train_from_iterator(["天地一人", "天地二人"], 0).keys[263]   # doctest: +SKIP
-        b'\xe5\xa4\xa9\xe5\x9c\xb0'
-        """
-        source = Corpus.from_lines(lines, gbk=gbk, strict=strict)
-        return cls._train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                          progress=progress, output=output, encodings=encodings)
-
-    @classmethod
-    def _train(cls, source: Corpus, vocab_size: int, *, bug_compat: bool, lossless_encodings: bool,
-               progress: bool | ProgressFn, output: str | os.PathLike[str] | None,
-               memory_check: bool = False, encodings: bool = True) -> Tokenizer:
-        """The training pipeline (``xbbpe.pipeline``) on ``source``, once; its model becomes
-        this tokenizer. An ``output`` named ``.json`` gets bbpe's JSON file, which holds no
-        stored encodings (so none are made); any other name the ``.bin`` (``file_format``)."""
-        json_output = output if output is not None and file_format(output) == "json" else None
-        if json_output is not None:
-            directory = os.path.dirname(os.path.abspath(json_output))
-            if not os.path.isdir(directory):  # said before training, not after
-                raise FileNotFoundError(f"{os.fspath(json_output)}: the directory {directory} does not exist")
-            output, encodings = None, False
-        try:
-            trained = pipeline.train(source, vocab_size, bug_compat=bug_compat, lossless_encodings=lossless_encodings,
-                                     progress=progress, output=output, memory_check=memory_check,
-                                     encodings=encodings)
-        finally:
-            source.close()
-        tok = cls.__new__(cls)  # the model is built: adopted, not built again
-        tok._adopt(trained.keys, trained.model, trained.record_order, bug_compat)
-        tok.train_lines = trained.texts
-        if trained.ids is None or trained.lengths is None:
-            tok._set_train_encodings(())
-        else:
-            tok._set_encoding_arrays(trained.lengths, trained.ids)
-        if json_output is not None:
-            tok.save(json_output, format="json")
-        return tok
+    def _format_bytes(self, format: str, **options: Any) -> bytes:
+        raise ValueError(f"format must be one of {', '.join(map(repr, self._formats))}, got {format!r}")
 
     # ------------------------------------------------------------------ encoding
 
@@ -460,10 +308,6 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         if policy is not None and policy.disallowed:
             for i, text in enumerate(data):
                 policy.check(text, name(i))
-
-    def _encode_excluding(self, data: bytes, compat: bool, excluded: dict[int, bytes]) -> list[int]:
-        """``data`` encoded without the model's keys of ``excluded`` (``plain_specials``)."""
-        return plain_specials.encode_without(self._model, self._keys, data, compat, excluded)
 
     def encode_batch(self, texts: Sequence[str | bytes], *, num_threads: int | None = None, gbk: bool = False,
                      bug_compat: bool | None = None, out: str = "list", split_special_tokens: bool = False,
@@ -587,18 +431,16 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         parts.append(self._model.decode(run))
         return b"".join(parts)
 
-    def decoder(self, errors: str = "replace") -> StreamDecoder:
+    def decoder(self, errors: str = "replace") -> StreamDecoder | SpecialsStreamDecoder:
         """An incremental decoder: ``feed(ids)`` returns only whole chars, so a stream of
         generated ids can be shown as it comes; ``flush()`` returns what is left.
 
         >>> d = tok.decoder(); d.feed(228), d.feed(185), d.feed(157)   # doctest: +SKIP
         ('', '', '九')
         """
-        if self._specials.new_ids(len(self._keys)):
-            decoder = _SpecialsStreamDecoder(self._model, errors)
-            decoder.specials = self._specials.new_ids(len(self._keys))
-            return decoder
-        return StreamDecoder(self._model, errors)
+        extra = self._specials.new_ids(len(self._keys))
+        inner = self._stream_decoder(errors)
+        return SpecialsStreamDecoder(inner, extra, len(self)) if extra else inner
 
     def decode(self, ids: int | Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Ids -> str; bytes that are not valid UTF-8 follow ``errors`` (as ``bytes.decode``).
@@ -636,69 +478,56 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     # ------------------------------------------------------------------ vocabulary
 
     def __len__(self) -> int:
-        """The ids there are: the vocabulary's and the added special tokens' past it."""
-        return len(self._keys) + len(self._specials.new_ids(len(self._keys)))
+        """The ids there are: the model's and the added special tokens' past them (with a
+        gap in the ids, as tiktoken's ``o200k_base`` has one, up to the last: ``n_vocab``)."""
+        extra = self._specials.new_ids(len(self._keys))
+        return max(len(self._keys), max(extra) + 1) if extra else len(self._keys)
 
     @property
-    def model(self) -> Model:
-        """The compiled vocabulary (``bbpe.codec.Model``): what Cython code cimports and
-        C code reaches through the capsule (README, "Cython and C API")."""
+    def model(self) -> Any:
+        """The compiled model (XBBPE: ``bbpe.codec.Model``, what Cython code cimports and C
+        code reaches through the capsule: README, "Cython and C API")."""
         return self._model
+
+    @property
+    def keys(self) -> list[bytes]:
+        """The model's tokens as bytes, in id order (a copy)."""
+        return list(self._keys)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one id (UnknownIdError for an id not in the vocabulary)."""
         kid = self._checked_id(token_id)
         return self._keys[kid] if kid < len(self._keys) else self._specials.by_id[kid]
 
-    @property
-    def keys(self) -> list[bytes]:
-        """All keys in id order (a copy)."""
-        return list(self._keys)
-
     def token_id(self, key: bytes) -> int | None:
-        """The id of a key given as bytes, or None (``token_to_id`` takes text too)."""
+        """The id of a token given as bytes (the model's, else an added special token's),
+        or None (``token_to_id`` takes text too)."""
         if not isinstance(key, (bytes, bytearray, memoryview)):
             raise TypeError(f"key must be bytes, got {type(key).__name__} (token_to_id takes a str)")
         key = bytes(key)
-        kid = self._model.lookup(key) if len(key) <= KEY_BYTES else -1
+        kid = self._model.lookup(key)
         return self._specials.ids.get(key) if kid < 0 else kid
 
     @property
-    def record_order(self) -> np.ndarray:
-        """The ids in the order a saved ``.bin`` lists them (Q17)."""
-        return self._record_order.copy()
+    def pad_id(self) -> int | None:
+        """The model's own padding id, or None (a model without one: set ``pad_token_id``)."""
+        return None
 
     @property
-    def n_train_encodings(self) -> int:
-        """How many training encodings the ``.bin`` stores (one per training text)."""
-        return self._enc_offsets.shape[0] - 1
+    def special_roles(self) -> dict[str, str]:
+        """The model's own special tokens by the role transformers names them
+        (``bos_token``, ``eos_token``, ``pad_token``, ``unk_token``), as text: what
+        ``bbpe.hf.BbpeTokenizer`` takes when no other is named."""
+        return {}
 
-    @property
-    def train_encodings(self) -> list[list[int]]:
-        """The training encodings stored in the ``.bin`` (Q18), one list per training text."""
-        offsets = self._enc_offsets.tolist()
-        ids = self._enc_ids.tolist()
-        return [ids[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
-
-    def _special(self, token: bytes) -> int:
-        # GetPAD/GetBOS/GetEOS: the first id of the token's encoding, 0 if it encodes to nothing
-        ids = self._model.encode(token, True)
-        return ids[0] if ids else 0
-
-    @property
-    def pad_id(self) -> int:
-        """``GetPAD()``: the id of ``<P>`` (794 at vocab 800)."""
-        return self._special(PAD)
-
-    @property
-    def bos_id(self) -> int:
-        """``GetBOS()``: the id of ``<S>``."""
-        return self._special(BOS)
-
-    @property
-    def eos_id(self) -> int:
-        """``GetEOS()``: the id of ``</S>``."""
-        return self._special(EOS)
+    def tokens_to_bytes(self, tokens: Iterable[str]) -> bytes:
+        """The bytes of tokens given as text (``id_to_token``'s form), joined; a text that
+        is no token counts as its UTF-8 (transformers' ``convert_tokens_to_string``)."""
+        parts = []
+        for token in tokens:
+            kid = self.token_to_id(token)
+            parts.append(token.encode("utf-8", "surrogatepass") if kid is None else self.token_bytes(kid))
+        return b"".join(parts)
 
     # ------------------------------------------------------------------ what the shared layer needs
 
@@ -757,7 +586,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
         """The byte length of each id's token (added special tokens' included)."""
         if self._key_lens is None:
-            lens = np.frombuffer(self._model.key_data()[1], dtype=np.uint8).astype(np.int64)
+            lens = self._key_lengths()
             extra = self._specials.new_ids(len(self._keys))
             if extra:
                 lens = np.concatenate((lens, np.zeros(max(extra) + 1 - lens.shape[0], dtype=np.int64)))
@@ -766,23 +595,55 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             self._key_lens = lens
         return self._key_lens[ids]
 
-    def _model_specials(self) -> dict[bytes, int]:
-        """XBBPE's own special tokens that the vocabulary holds (``<P>``, ``<S>``, ``</S>``,
-        Q12), their bytes -> id."""
-        return {key: kid for key in (PAD, BOS, EOS) if (kid := self._model.lookup(key)) >= 0}
-
     def _model_special_tokens(self) -> dict[str, int]:
-        """XBBPE's own special tokens (``VocabularyAccess.special_tokens``)."""
-        return {token_text(key): kid for key, kid in self._model_specials().items()}
+        """The model's own special tokens as text (``VocabularyAccess.special_tokens``)."""
+        return {self._key_text(key): kid for key, kid in self._model_specials().items()}
+
+    # ------------------------------------------------------------------ what every model provides
+
+    # Besides ``_start``'s keys and compiled model, a model's class gives these; the defaults
+    # are those of a model without special tokens of its own whose tokens are its bytes.
+
+    def _key_lengths(self) -> np.ndarray:
+        """The byte length of each of the model's tokens, int64, in id order."""
+        return np.fromiter(map(len, self._keys), dtype=np.int64, count=len(self._keys))
+
+    def _model_specials(self) -> dict[bytes, int]:
+        """The model's own special tokens (XBBPE's ``<P>``, ``<S>``, ``</S>``): bytes -> id."""
+        return {}
+
+    def _encode_excluding(self, data: bytes, compat: bool, excluded: dict[int, bytes]) -> list[int]:
+        """``data`` encoded with the model's own specials of ``excluded`` read as plain text."""
+        raise NotImplementedError(f"{type(self).__name__} has no special tokens of its own")
+
+    def _stream_decoder(self, errors: str) -> Any:
+        """The model's stream decoder (``decoder()``); by default over ``model.decode``."""
+        return ByteStreamDecoder(self._model, errors)
+
+    def _model_state(self) -> tuple:
+        """What rebuilds the model (``_from_model_state``): pickling, equality."""
+        raise NotImplementedError
+
+    @classmethod
+    def _from_model_state(cls, state: tuple) -> Tokenizer:
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ copying and comparing
 
     def __reduce__(self) -> tuple:
-        """Pickled as its vocabulary, record order, stored encodings and options (the
-        codec's trie is rebuilt on loading): what ``multiprocessing`` and DataLoader
-        workers need, and ``copy.deepcopy`` too."""
-        return (_rebuilt, (type(self), self._keys, self._record_order, self._enc_offsets, self._enc_ids,
-                           self.bug_compat, self._user_state()))
+        """Pickled as its model's state and the user state (the compiled model is rebuilt
+        on loading): what ``multiprocessing`` and DataLoader workers need, and
+        ``copy.deepcopy`` too."""
+        return (_rebuilt, (type(self), self._model_state(), self._user_state()))
+
+    def __eq__(self, other: object) -> bool:
+        """The same kind of model, the same model state and the same user state."""
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self is other or (type(self) is type(other) and _same(self._model_state(), other._model_state())
+                                 and self._user_state() == other._user_state())
+
+    __hash__ = None  # type: ignore[assignment]  # mutable options: not a dict key
 
     def _user_state(self) -> dict[str, object]:
         """What the user layer adds to the model: special tokens, template, padding."""
@@ -792,70 +653,28 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                 "truncation_side": self.truncation_side, "pad_token_id": self._pad_token_id}
 
     def _set_user_state(self, state: dict) -> None:
-        self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys))
+        self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys), self._id_gaps)
         self._has_specials = bool(self._specials)
         self.set_template(state.get("template", "$A"), state.get("template_pair"))
         self.padding_side = state.get("padding_side", "right")
         self.truncation_side = state.get("truncation_side", "right")
         self.pad_token_id = state.get("pad_token_id")
 
-    def __eq__(self, other: object) -> bool:
-        """The same vocabulary, record order, stored encodings and options."""
-        if not isinstance(other, Tokenizer):
-            return NotImplemented
-        return (self is other or self._keys == other._keys and self.bug_compat == other.bug_compat
-                and np.array_equal(self._record_order, other._record_order)
-                and np.array_equal(self._enc_offsets, other._enc_offsets)
-                and np.array_equal(self._enc_ids, other._enc_ids) and self._user_state() == other._user_state())
 
-    __hash__ = None  # type: ignore[assignment]  # mutable options: not a dict key
-
-    def __repr__(self) -> str:
-        return f"<bbpe.Tokenizer: {len(self)} ids, {len(self._enc_offsets) - 1} stored encodings>"
+def _rebuilt(cls: type[Tokenizer], state: tuple, user_state: dict) -> Tokenizer:
+    """A pickled tokenizer (``Tokenizer.__reduce__``), built again."""
+    tok = cls._from_model_state(state)
+    tok._set_user_state(user_state)
+    return tok
 
 
-class _SpecialsStreamDecoder(StreamDecoder):
-    """The stream decoder of a tokenizer with added special tokens past its vocabulary:
-    such an id ends the char before it (flushed) and gives its token's text."""
-
-    specials: dict[int, bytes]
-
-    def feed(self, ids: object) -> str:
-        items = cast(Iterable[SupportsIndex], [ids] if _is_one_id(ids) else ids)
-        out: list[str] = []
-        run: list = []
-        start = 0  # the position of run[0] in ids
-        for position, item in enumerate(items):
-            try:
-                kid = operator.index(item)
-            except TypeError:
-                raise TypeError(f"ids must be integers, got {type(item).__name__} at position {position}") from None
-            if kid in self.specials:
-                out += (self._feed_run(run, start), self.flush(), self.specials[kid].decode("utf-8", self.errors))
-                run, start = [], position + 1
-            else:
-                run.append(kid)
-        out.append(self._feed_run(run, start))
-        return "".join(out)
-
-    def _feed_run(self, run: list[int], start: int) -> str:
-        """The model's ids ``run`` (from ``start`` in the ids fed), an unknown one named by
-        its position among all of them."""
-        try:
-            return super().feed(run)
-        except UnknownIdError as err:
-            raise UnknownIdError(err.id, start + err.position, max(self.model.n_keys, max(self.specials) + 1)) from None
-
-    def __reduce__(self) -> tuple:
-        return (_specials_stream_decoder, (self.model, self.errors, self.pending, self.specials))
-
-
-def _specials_stream_decoder(model: Model, errors: str, pending: bytes, specials: dict[int, bytes]
-                             ) -> _SpecialsStreamDecoder:
-    decoder = _SpecialsStreamDecoder(model, errors)
-    decoder.specials = specials
-    decoder.feed(list(pending))  # id b is the byte b (Q1): the pending bytes go back as they were
-    return decoder
+def _same(a: object, b: object) -> bool:
+    """Equal model states: tuples compared item by item, numpy arrays by value."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a == b
 
 
 def _refuse_batch(ids: object) -> None:
@@ -865,15 +684,6 @@ def _refuse_batch(ids: object) -> None:
     if first is not None and not _is_one_id(first) and hasattr(first, "__len__"):
         raise TypeError(f"decode takes one sequence of ids, got a sequence of {type(first).__name__}: "
                         "use batch_decode for a batch") from None
-
-
-def _rebuilt(cls: type[Tokenizer], keys: list[bytes], record_order: np.ndarray, offsets: np.ndarray,
-             ids: np.ndarray, bug_compat: bool, state: dict | None = None) -> Tokenizer:
-    """A pickled tokenizer (``Tokenizer.__reduce__``), built again."""
-    tok = cls(keys, record_order=record_order, bug_compat=bug_compat)
-    tok._enc_offsets, tok._enc_ids = offsets, ids
-    tok._set_user_state(state or {})
-    return tok
 
 
 def file_format(path: str | os.PathLike[str]) -> str:
@@ -920,7 +730,7 @@ def _id_array(ids: Iterable[int], n_keys: int) -> np.ndarray | array:
 _INT64_MAX = (1 << 63) - 1
 
 
-def _encode_arrays(model: Model, texts: list, compat: bool, start: int = 0, stop: int | None = None
+def _encode_arrays(model: Any, texts: list, compat: bool, start: int = 0, stop: int | None = None
                    ) -> list[np.ndarray]:
     ids, offsets = model.encode_many(texts, compat, start, stop)
     flat = np.frombuffer(ids, dtype=np.uint32)

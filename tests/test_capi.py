@@ -93,8 +93,8 @@ def test_a_cython_consumer_checks_the_abi_it_was_built_for(tmp_path):
     installed = Path(bbpe.__file__).parent
     (package / "__init__.pxd").write_text("")
     pxd = (installed / "codec.pxd").read_text()
-    assert "BBPE_ABI_VERSION = 1" in pxd
-    (package / "codec.pxd").write_text(pxd.replace("BBPE_ABI_VERSION = 1", "BBPE_ABI_VERSION = 2"))
+    assert "BBPE_ABI_VERSION = 2" in pxd
+    (package / "codec.pxd").write_text(pxd.replace("BBPE_ABI_VERSION = 2", "BBPE_ABI_VERSION = 3"))
     src = tmp_path / "consumer2"
     shutil.copytree(EXAMPLES / "cython_consumer", src)
     setup = (src / "setup.py").read_text()
@@ -106,5 +106,5 @@ def test_a_cython_consumer_checks_the_abi_it_was_built_for(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     r = subprocess.run([sys.executable, "-c", "import cython_consumer"], cwd=src, capture_output=True, check=False,
                        text=True)
-    assert r.returncode != 0 and "ABI version 1" in r.stderr and "version 2" in r.stderr, r.stderr[-2000:]
+    assert r.returncode != 0 and "ABI version 2" in r.stderr and "version 3" in r.stderr, r.stderr[-2000:]
 

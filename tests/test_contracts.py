@@ -12,7 +12,9 @@ import sys
 import pytest
 from conftest import REPO, TESTS
 
-CYTHON_SOURCES = ["bbpe/codec.pyx", "bbpe/codec.pxd", "examples/cython_consumer/cython_consumer/_batch.pyx"]
+CYTHON_SOURCES = ["bbpe/codec.pyx", "bbpe/codec.pxd", "bbpe/common/_fast.pyx", "bbpe/common/_fast.pxd",
+                  "bbpe/common/_cpython.pxd", "bbpe/bpe/_codec.pyx", "bbpe/bpe/_codec.pxd", "bbpe/bpe/_pretokenize.pyx",
+                  "bbpe/bpe/_pretokenize.pxd", "examples/cython_consumer/cython_consumer/_batch.pyx"]
 
 
 def _needs(module: str) -> None:
@@ -24,7 +26,8 @@ def test_the_codec_stub_matches_the_compiled_module(tmp_path):
     """bbpe/codec.pyi declares every public name of bbpe.codec with the runtime's
     signatures (the installed copy, run from elsewhere than the source tree)."""
     _needs("mypy")
-    proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "bbpe.codec", "--allowlist",
+    proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "bbpe.codec", "bbpe.common._fast",
+                           "bbpe.bpe._pretokenize", "--allowlist",
                            str(TESTS / "stubtest_allowlist.txt")],
                           capture_output=True, text=True, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..codec import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
+from ._fast import _plain_text, frame_rows, longest_row, pad_rows, plain_texts
 from .arguments import int_argument
 from .outputs import BatchEncoding, finished
 from .resources import usable_cpus
@@ -286,7 +286,7 @@ class HFBatches:
 
     if TYPE_CHECKING:
         @property
-        def pad_id(self) -> int: ...
+        def pad_id(self) -> int | None: ...
         encode_batch: Callable[..., list]
         def _encode_flat(self, data: list, num_threads: int | None, compat: bool, specials: dict
                          ) -> tuple[np.ndarray, np.ndarray]: ...
@@ -314,9 +314,9 @@ class HFBatches:
         self._truncation_side = _side("truncation_side", side)
 
     @property
-    def pad_token_id(self) -> int:
+    def pad_token_id(self) -> int | None:
         """The id padding writes, as in transformers: the one set, else the model's own
-        (``pad_id``). Setting None goes back to the model's."""
+        (``pad_id``; None for a model without one). Setting None goes back to the model's."""
         return self._padding_id()
 
     @pad_token_id.setter
@@ -370,7 +370,7 @@ class HFBatches:
         mask = return_attention_mask is not False
         specials = {"split_special_tokens": split_special_tokens, "allowed_special": allowed_special,
                     "disallowed_special": disallowed_special}
-        shape = Shape(mode, strategy is not None, max_length, pad_to_multiple_of, self._padding_id(),
+        shape = Shape(mode, strategy is not None, max_length, pad_to_multiple_of, self._pad_for(mode),
                       side == "left", mask, self.truncation_side == "left")
         types = return_token_type_ids if return_token_type_ids is not None else pairs is not None
         if (pairs is not None or is_split_into_words or return_overflowing_tokens or types
@@ -477,5 +477,16 @@ class HFBatches:
         spans = [char_spans(t, lengths[a:b]) for t, a, b in zip(data, starts[:-1].tolist(), starts[1:].tolist())]
         return flat, starts, np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
 
-    def _padding_id(self) -> int:
+    def _padding_id(self) -> int | None:
         return self.pad_id if self._pad_token_id is None else self._pad_token_id
+
+    def _pad_for(self, mode: str) -> int:
+        """The id a call pads with (0, never written, when it does not pad); ValueError when
+        it pads and neither the model nor ``pad_token_id`` names one, as transformers says."""
+        pad = self._padding_id()
+        if pad is None:
+            if mode != "none":
+                raise ValueError("padding needs a padding token, and this model has none: set one, e.g. "
+                                 "tok.pad_token_id = tok.token_to_id('<|endoftext|>')")
+            return 0
+        return pad

@@ -168,7 +168,7 @@ class Corpus:
         valid UTF-8 (a sequence cut by the end of the corpus included), or None. One pass
         over the raw bytes, validated in the codec without the GIL, copying nothing: a
         char cut by the end of a chunk is checked joined with the next chunk's first bytes."""
-        from ..codec import utf8_valid_prefix  # the compiled codec: imported when used, as by the tokenizer
+        from ._fast import utf8_valid_prefix  # compiled: imported when used, as by the tokenizer
 
         if self._whole is not None:  # the file mapped, or the lines in memory: one call, no copy
             with self._whole() as data:

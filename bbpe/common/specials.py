@@ -19,6 +19,9 @@ from functools import lru_cache
 from .token_text import token_text
 
 
+MAX_GAP = 1 << 16  # ids a file may skip before a special token's (a hostile id must not size arrays)
+
+
 class SpecialTokenError(ValueError):
     """A special token that cannot be added or restored; ``position`` is its index among
     those given, ``part`` what is wrong with it ("content" or "id")."""
@@ -75,19 +78,34 @@ class SpecialTokens:
         return added
 
     def restore(self, pairs: Iterable[tuple[bytes, int]], existing: Callable[[bytes], int | None],
-                vocabulary_size: int) -> None:
-        """Put back the (bytes, id) pairs of a saved tokenizer, checked: added again in their
-        order (``add``), each must get the id it was saved with, so that ``add`` and
-        ``decode`` mean what they did when it was saved (a token listed twice: its first
-        id). SpecialTokenError (a ValueError) names the first pair that does not, and its
-        position."""
-        pairs = [(bytes(data), int(kid)) for data, kid in pairs]
-        self.add([data for data, _ in pairs], existing, vocabulary_size)
+                vocabulary_size: int, gaps: bool = False) -> None:
+        """Put back the (bytes, id) pairs of a saved tokenizer, checked: each keeps the id it
+        was saved with, which must be the vocabulary key's own id for a token the vocabulary
+        holds, and otherwise the next id after the vocabulary and the tokens before it (what
+        ``add`` gives, so that ``add`` and ``decode`` mean what they did when it was saved);
+        with ``gaps`` (a file that names its ids, as tiktoken's do: ``o200k_base`` skips
+        some), any free id past the vocabulary, at most ``MAX_GAP`` past the last.
+        SpecialTokenError (a ValueError) names the first pair that breaks this, and its
+        position. A token listed twice keeps its first id."""
+        following = max(vocabulary_size, max(self.by_id, default=-1) + 1)
         for position, (data, kid) in enumerate(pairs):
-            if self.ids[data] != kid:
-                raise SpecialTokenError(f"token {token_text(data)!r} has id {kid}, expected {self.ids[data]} "
-                                        "(a vocabulary token's own id, or the next id after the vocabulary)",
-                                        position, "id")
+            data, kid = bytes(data), int(kid)
+            if not data:
+                raise SpecialTokenError(f"tokens[{position}] is empty: a special token needs at least one byte",
+                                        position, "content")
+            if data in self.ids:
+                continue
+            own = existing(data)
+            allowed = (kid == own if own is not None else
+                       following <= kid < following + MAX_GAP and kid not in self.by_id if gaps else kid == following)
+            if not allowed:
+                expected = own if own is not None else following
+                raise SpecialTokenError(f"token {token_text(data)!r} has id {kid}, expected {expected} (a vocabulary "
+                                        "token's own id, or the next id after the vocabulary)", position, "id")
+            self.ids[data] = kid
+            self.by_id[kid] = data
+            following = max(following, kid + 1)
+        self.tokens = frozenset(self.ids)
 
     def new_ids(self, vocabulary_size: int) -> dict[int, bytes]:
         """The special tokens whose ids lie past the vocabulary (those it does not hold)."""

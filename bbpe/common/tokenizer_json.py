@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import FormatError
 from .arguments import int_argument
+from .model import KINDS
 from .specials import SpecialTokenError, SpecialTokens
 from .token_text import token_bytes, token_text
 
@@ -37,24 +38,29 @@ def looks_like_json(data: bytes) -> bool:
     return data.lstrip(b" \t\r\n")[:1] == b"{"
 
 
-def dump(model: dict[str, Any], added: list[tuple[bytes, int]], template: str, options: dict[str, Any],
+def dump(sections: dict[str, Any], added: list[tuple[bytes, int]], template: str, options: dict[str, Any],
          pair: str | None = None) -> bytes:
-    """The file's bytes; ``template`` and ``pair`` as ``set_template`` takes them (a pair
-    template of None is derived from the single one, and not written)."""
-    processor = None if template == "$A" and pair is None else {"type": "TemplateProcessing", "single": template}
-    if processor is not None and pair is not None:
-        processor["pair"] = pair
+    """The file's bytes: the model's ``sections`` (``model`` and, where the model has
+    them, ``normalizer``, ``pre_tokenizer``, ``post_processor``, ``decoder``), the added
+    tokens, the template (``set_template``'s forms, a pair template of None derived from
+    the single one, and not written; a template replaces the model's post-processor) and
+    the options."""
+    processor = sections.get("post_processor")
+    if template != "$A" or pair is not None:
+        processor = {"type": "TemplateProcessing", "single": template}
+        if pair is not None:
+            processor["pair"] = pair
     document = {
         "version": FORMAT_VERSION,
         "truncation": None,
         "padding": None,
         "added_tokens": [{"id": kid, "content": token_text(data), "single_word": False, "lstrip": False,
                           "rstrip": False, "normalized": False, "special": True} for data, kid in added],
-        "normalizer": None,
-        "pre_tokenizer": None,
-        "model": model,
+        "normalizer": sections.get("normalizer"),
+        "pre_tokenizer": sections.get("pre_tokenizer"),
+        "model": sections["model"],
         "post_processor": processor,
-        "decoder": None,
+        "decoder": sections.get("decoder"),
         "bbpe": options,
     }
     return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
@@ -165,10 +171,15 @@ def check(document: Any) -> None:
     added = _added_tokens(document.get("added_tokens"))
     if "model" not in document:
         raise FieldError("model", "missing: a bbpe JSON file is an object with a 'model' object")
-    keys = _model_keys(_fields(document["model"], "model", "an object"))
-    _check_added_ids(added, keys)
-    template(document)
+    model = _fields(document["model"], "model", "an object")
+    kind = model.get("type")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise FieldError("model.type", f"model type {_got(kind)} is not one this bbpe reads "
+                                       f"({', '.join(map(repr, KINDS))})")
     _check_options(document.get("bbpe"))
+    if kind == "XBBPE":  # bbpe's own file: the rest is checked here; another model's reader checks its file
+        _check_added_ids(added, _xbbpe_keys(model))
+        template(document)
 
 
 def _added_tokens(value: Any) -> list[tuple[str, int]]:
@@ -188,14 +199,6 @@ def _added_tokens(value: Any) -> list[tuple[str, int]]:
                 raise FieldError(f"{field}.{key}", f"got {got}: {form}")
         out.append((entry["content"], entry["id"]))
     return out
-
-
-def _model_keys(model: dict[str, Any]) -> list[bytes]:
-    """The keys in id order of a ``model`` section, checked by its type's reader."""
-    kind = model.get("type")
-    if kind != "XBBPE":
-        raise FieldError("model.type", f"model type {_got(kind)} is not one this bbpe reads ('XBBPE')")
-    return _xbbpe_keys(model)
 
 
 def _xbbpe_keys(model: dict[str, Any]) -> list[bytes]:

@@ -3,10 +3,12 @@
 ``convert_ids_to_tokens``, ``vocab_size``, ``add_special_tokens``) and the template that
 ``add_special_tokens=True`` applies.
 
-``VocabularyAccess`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides:
+``VocabularyAccess`` is a mixin of the facade (``bbpe.Tokenizer``), which provides:
 ``_keys`` (each id's bytes, the model's vocabulary), ``token_id(bytes)`` (the id of a key,
 added special tokens included, or None), ``_specials`` (a ``SpecialTokens``),
-``_has_specials``, ``_key_lens`` (a cache this resets) and ``_model_special_tokens()``.
+``_has_specials``, ``_key_lens`` (a cache this resets) and ``_model_special_tokens()``; a
+model whose tokens read otherwise than as ``token_text`` overrides ``_key_text`` and
+``_text_key``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ class VocabularyAccess:
     _has_specials: bool
     _key_lens: np.ndarray | None
     _template: Template
+
+    def _key_text(self, key: bytes) -> str:
+        """A model token's bytes in the model's text form (``get_vocab``, ``id_to_token``);
+        by default ``token_text``'s."""
+        return token_text(key)
+
+    def _text_key(self, text: str) -> bytes | None:
+        """The bytes of a model token given in the model's text form, or None for a text
+        that form never gives (the inverse of ``_key_text``)."""
+        return token_bytes(text)
 
     if TYPE_CHECKING:
         def __len__(self) -> int: ...
@@ -62,22 +74,27 @@ class VocabularyAccess:
 
     def get_vocab(self) -> dict[str, int]:
         """Every token as text (``id_to_token``) -> its id, as HF ``tokenizers`` gives it."""
-        vocab = {token_text(key): i for i, key in enumerate(self._keys)}
+        vocab = {self._key_text(key): i for i, key in enumerate(self._keys)}
         vocab.update((token_text(data), kid) for kid, data in self._specials.new_ids(len(self._keys)).items())
         return vocab
 
     def id_to_token(self, token_id: int) -> str:
-        """The token of an id as text: its UTF-8, with ``<0xHH>`` for each byte that is not
-        part of a valid UTF-8 char (``bbpe.common.token_text``: invertible, and no two
-        tokens read the same). Raises UnknownIdError for an id not in the vocabulary."""
-        return token_text(self.token_bytes(token_id))
+        """The token of an id as text, in the model's own form (``_key_text``: XBBPE's is
+        the UTF-8 with ``<0xHH>`` for each byte that is not part of a valid UTF-8 char,
+        ``bbpe.common.token_text``; a byte-level BPE's GPT-2's ``Ġ`` form); an added special
+        token reads as its text. Invertible: no two tokens read the same. Raises
+        UnknownIdError for an id not in the vocabulary."""
+        kid = self._checked_id(token_id)
+        return self._key_text(self._keys[kid]) if kid < len(self._keys) else token_text(self._specials.by_id[kid])
 
     def token_to_id(self, token: str | bytes | bytearray | memoryview) -> int | None:
         """The id of a token given as text (the form ``id_to_token`` gives) or as bytes, or
         None when it is not in the vocabulary."""
         if isinstance(token, str):
-            key = token_bytes(token)
-        elif isinstance(token, (bytes, bytearray, memoryview)):
+            key = self._text_key(token)
+            kid = None if key is None else self.token_id(key)
+            return self._specials.ids.get(token_bytes(token)) if kid is None else kid
+        if isinstance(token, (bytes, bytearray, memoryview)):
             key = bytes(token)
         else:
             raise TypeError(f"token must be a str or bytes, got {type(token).__name__}")

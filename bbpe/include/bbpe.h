@@ -1,4 +1,4 @@
-/* bbpe.h -- the C API of bbpe's codec, for C extensions that encode and decode with a
+/* bbpe.h -- the C API of bbpe's XBBPE codec, for C extensions that encode and decode with a
  * bbpe vocabulary without the GIL.
  *
  *     #include "bbpe.h"            (include_dirs=[bbpe.get_include()])
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BBPE_CAPI_VERSION 1
+#define BBPE_CAPI_VERSION 2 /* bumped with codec.pxd's BBPE_ABI_VERSION */
 #define BBPE_KEY_BYTES 24
 #define BBPE_BUG_COMPAT 1      /* flag: reproduce the reference's lossy encoding */
 #define BBPE_ERR_CAPACITY (-1) /* the output buffer is too small */

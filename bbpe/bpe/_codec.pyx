@@ -1,0 +1,1711 @@
+# cython: language_level=3
+"""BPE's codec: byte-level BPE by merge ranks (tiktoken's encodings, HF tokenizers' ``BPE``
+models), in C with the GIL released.
+
+A text goes str -> UTF-8 (lone surrogates become U+FFFD, as tiktoken does) -> pieces (the
+pre-tokenizer: a compiled scanner of bbpe/bpe/_pretokenize.pxd, a ``regex`` pattern, or the
+whole text) -> each piece merged into ids. Merging is defined as tiktoken's
+``byte_pair_merge`` and HF's ``Word::merge_all`` do it: start from the bytes, repeatedly merge
+the adjacent pair of lowest rank, the leftmost on ties. With tiktoken's semantics (``merges``
+None) the rank of merging two parts is the id of the token they make, if there is one; with
+HF's, the pair's position in ``merges``.
+
+Doing that literally is quadratic in a piece (tiktoken#195: a Chinese clause is one piece of
+30-300 bytes), or n log n with a heap. This codec finds the same ids without replaying the
+merges, by GitHub's backtracking search (github/rust-gems, crates/bpe): take the longest
+token at the current position, keep it if it is *compatible* with the one before (merging the
+two tokens' bytes alone gives those two tokens back), else try its next shorter prefix token,
+and backtrack when none fits; a bit per position remembers where no encoding can continue, so
+the search stays linear. Any sequence of tokens that are pairwise compatible is the BPE
+encoding (it is unique), so the search is exact. Whether two tokens are compatible is decided
+by unwinding their merge trees at the boundary between them (``_valid``): at most a few pair
+lookups, no re-encoding.
+
+That check holds when merging any token's bytes alone applies its merges in rank order, which
+the constructor verifies: it computes each token's last merge (``bpe_node``) by that same
+check, rank by rank, and for any token it cannot reach that way runs the literal heap merge;
+if the heap reaches it after all, the vocabulary is not one the check understands, and every
+piece goes through the heap (``_heap_piece``). The heap also takes pieces holding a byte that
+is no token (HF: the unk token, or dropped), which the search cannot.
+
+What it costs is memory latency and branches, per token, so the layout serves the search:
+
+- the tokens are a double-array trie, and inside the codec a token *is* its trie slot: a
+  slot is one 64-byte cache line holding the trie's base and check, the token's id, the rank
+  and parts of its last merge, and its pair filters, so the walk that finds a token also
+  brings everything the compatibility check needs of it (bbpe/bpe/_codec.pxd, bpe_node);
+- a walk starting at a 2- or 3-byte char reads one entry of a table by code point
+  (``bpe_char``) instead of two or three slots;
+- most compatibility checks are settled by one AND of two 128-bit signatures (the right
+  parts that any part along the first token's right edge has a pair with, against the
+  parts along the second's left edge): no pair across the boundary, nothing to unwind;
+- the pairs are grouped by left token, each group a small open-addressing table behind a
+  64-bit filter of its right parts (most pairs asked for are none);
+- a piece that is itself a token is found by the walk that gives the search its first token.
+
+Measured on this design's way (zh-large, o200k_base): the pair table grouped by left token
+and its filter took the search from 27 to 66 MB/s, one slot per token instead of id-indexed
+tables 66 to 73, the signatures +19%, the table by code point +6%. A first pass of greedy
+longest matches followed by a separate pass of checks was tried, and was slower.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+from bbpe.bpe._pretokenize cimport (
+    PIECES_CL100K,
+    PIECES_GPT2,
+    PIECES_LLAMA3,
+    PIECES_O200K,
+    PIECES_QWEN2,
+    PIECES_REGEX,
+    piece_end,
+)
+from bbpe.common._cpython cimport (
+    PyList_CheckExact,
+    PyList_GET_ITEM,
+    PyList_GET_SIZE,
+    PyListObject,
+    PyObject_GC_Track,
+    PyObject_GC_UnTrack,
+    PyTupleObject,
+    PyUnicode_CheckExact,
+    PyUnicode_DecodeUTF8,
+    _add_references,
+    _as_text,
+    _long_check_exact,
+    _long_value,
+    _own_copy,
+    _text,
+)
+from bbpe.common._fast cimport CompiledModel
+
+import numpy as np
+
+from bbpe.common._fast import _plain_text
+
+from ..errors import UnknownIdError
+
+# the pre-tokenizers, for Python callers (the facade): bbpe/bpe/_pretokenize.pxd's ids
+PIECES = {"regex": PIECES_REGEX, "gpt2": PIECES_GPT2, "cl100k": PIECES_CL100K, "o200k": PIECES_O200K,
+          "qwen2": PIECES_QWEN2, "llama3": PIECES_LLAMA3}
+
+cdef size_t _NOGIL_UNITS = 4096  # below this, releasing the GIL costs more than the work
+cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-sized)
+cdef int32_t _NEVER = -2         # bpe_node.rank where merging never makes a token
+
+
+# ----------------------------------------------------------------------------- scratch memory
+
+cdef int _reserve(void** p, size_t* cap, size_t need, size_t size, bint keep=False) noexcept nogil:
+    """Make *p hold at least ``need`` items of ``size`` bytes (its contents kept if ``keep``)."""
+    cdef size_t grown
+    cdef void* q
+    if need <= cap[0]:
+        return 0
+    grown = need if need > 2 * cap[0] else 2 * cap[0]
+    if keep:
+        q = realloc(p[0], grown * size)
+    else:
+        q = malloc(grown * size)
+    if q == NULL:
+        return BPE_ERR_MEMORY
+    if not keep:
+        free(p[0])
+    p[0] = q
+    cap[0] = grown
+    return 0
+
+
+cdef void _work_free(bpe_work* w) noexcept nogil:
+    free(w.utf8)
+    free(w.dead)
+    free(w.sym)
+    free(w.heap)
+    free(w.spans)
+    memset(w, 0, sizeof(bpe_work))
+
+
+# ----------------------------------------------------------------------------- UTF-8
+
+cdef int64_t _utf8_invalid(const uint8_t* s, size_t n) noexcept nogil:
+    """The offset where s[0:n] stops being UTF-8 (the start of the bad sequence, as
+    UnicodeDecodeError.start says it), or -1 when it is all UTF-8."""
+    cdef size_t i = 0, need, k
+    cdef uint64_t word
+    cdef uint8_t c, lo, hi
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if (word & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        lo = 0x80
+        hi = 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F  # no surrogates
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            return i
+        if n - i <= need or not (lo <= s[i + 1] <= hi):
+            return i
+        for k in range(2, need + 1):
+            if not (0x80 <= s[i + k] <= 0xBF):
+                return i
+        i += need + 1
+    return -1
+
+
+cdef inline size_t _put_utf8(uint8_t* out, size_t o, uint32_t c) noexcept nogil:
+    if c < 0x80:
+        out[o] = <uint8_t>c
+        return o + 1
+    if c < 0x800:
+        out[o] = <uint8_t>(0xC0 | (c >> 6))
+        out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+        return o + 2
+    if c < 0x10000:
+        out[o] = <uint8_t>(0xE0 | (c >> 12))
+        out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+        out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+        return o + 3
+    out[o] = <uint8_t>(0xF0 | (c >> 18))
+    out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+    out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+    out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
+    return o + 4
+
+
+ctypedef fused wide_t:
+    uint16_t
+    uint32_t
+
+
+cdef size_t _wide_to_utf8(const wide_t* u, size_t length, uint8_t* out, bint* surrogates) noexcept nogil:
+    """A str's UCS-2/UCS-4 code units as UTF-8, surrogates as tiktoken leaves them
+    (``text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")``): a high one
+    followed by a low one is the char they encode, any other one is U+FFFD."""
+    cdef size_t i = 0, o = 0
+    cdef uint32_t c, d
+    while i < length:
+        c = u[i]
+        if c < 0x80:
+            out[o] = <uint8_t>c
+            o += 1
+            i += 1
+            continue
+        if 0xD800 <= c <= 0xDFFF:
+            surrogates[0] = True
+            d = u[i + 1] if i + 1 < length else 0
+            if c <= 0xDBFF and 0xDC00 <= d <= 0xDFFF:
+                c = 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00)
+                i += 1
+            else:
+                c = 0xFFFD
+        o = _put_utf8(out, o, c)
+        i += 1
+    return o
+
+
+cdef size_t _latin1_to_utf8(const uint8_t* u, size_t length, uint8_t* out) noexcept nogil:
+    cdef size_t i, o = 0
+    for i in range(length):
+        o = _put_utf8(out, o, u[i])
+    return o
+
+
+cdef inline size_t _text_cap(const _text* t) noexcept nogil:
+    """Bytes of a text's UTF-8, at most (and so its ids, at most: one per byte)."""
+    return t.length * (1 if t.kind == 0 else 2 if t.kind == 1 else 3 if t.kind == 2 else 4) + 1
+
+
+cdef int _text_utf8(const _text* t, bint is_bytes, bpe_work* w, const uint8_t** s, size_t* n,
+                    bint* surrogates) noexcept nogil:
+    """A text's UTF-8: its own bytes (checked when they are a bytes object) or written to
+    w.utf8 from a str's code units."""
+    cdef int64_t bad
+    if t.kind == 0:  # bytes, or an ASCII str
+        s[0] = <const uint8_t*>t.data
+        n[0] = t.length
+        if is_bytes:
+            bad = _utf8_invalid(s[0], n[0])
+            if bad >= 0:
+                w.bad = bad
+                return BPE_ERR_UTF8
+        return 0
+    if _reserve(<void**>&w.utf8, &w.utf8_cap, _text_cap(t), 1) < 0:
+        return BPE_ERR_MEMORY
+    if t.kind == 1:
+        n[0] = _latin1_to_utf8(<const uint8_t*>t.data, t.length, w.utf8)
+    elif t.kind == 2:
+        n[0] = _wide_to_utf8(<const uint16_t*>t.data, t.length, w.utf8, surrogates)
+    else:
+        n[0] = _wide_to_utf8(<const uint32_t*>t.data, t.length, w.utf8, surrogates)
+    s[0] = w.utf8
+    return 0
+
+
+# ----------------------------------------------------------------------------- lookups
+
+cdef inline int32_t _lookup(const bpe_model* m, const uint8_t* s, size_t n) noexcept nogil:
+    """The slot of the bytes s[0:n] in the trie (a token's, or a prefix of tokens), or -1."""
+    cdef int32_t cur = 0, nxt
+    cdef size_t i
+    for i in range(n):
+        nxt = m.da[cur].base + s[i]
+        if (m.da[nxt].check >> 1) != cur:
+            return -1
+        cur = nxt
+    return cur
+
+
+cdef inline size_t _walk(const bpe_model* m, const uint8_t* s, size_t pos, size_t n, int32_t* best,
+                         size_t* end, int32_t* last) noexcept nogil:
+    """The walk down the trie over s[pos:n]: *best gets the slot of the longest token that
+    merging makes there (or -1), *end where it ends, *last the slot where the walk stopped;
+    returns where that is. One slot read per byte (its check and base in one cache line),
+    but for a 2- or 3-byte char at pos, one read of m.chars for all of it."""
+    cdef const bpe_node* da = m.da
+    cdef const bpe_char* ch
+    cdef int32_t cur = 0, nxt, check, base
+    cdef uint32_t cp
+    cdef size_t i = pos
+    cdef uint8_t c = s[pos]
+    best[0] = -1
+    end[0] = pos
+    base = da[0].base
+    if 0xC2 <= c < 0xF0:
+        # only the UTF-8 of a code point (checked: the search takes any bytes) has its walk there
+        if c < 0xE0:
+            if pos + 2 <= n and (s[pos + 1] & 0xC0) == 0x80:
+                cp = ((c & 0x1F) << 6) | (s[pos + 1] & 0x3F)
+                i = pos + 2
+        elif pos + 3 <= n and (s[pos + 1] & 0xC0) == 0x80 and (s[pos + 2] & 0xC0) == 0x80:
+            cp = ((c & 0x0F) << 12) | ((s[pos + 1] & 0x3F) << 6) | (s[pos + 2] & 0x3F)
+            if cp >= 0x800 and not (0xD800 <= cp <= 0xDFFF):
+                i = pos + 3
+        if i != pos:
+            ch = m.chars + cp
+            if ch.best >= 0:
+                best[0] = ch.best
+                end[0] = pos + <size_t>ch.best_len
+            if ch.slot < 0:
+                last[0] = -1
+                return pos
+            cur = ch.slot
+            base = ch.base
+    while i < n:
+        nxt = base + s[i]
+        check = da[nxt].check
+        if (check >> 1) != cur:
+            break
+        cur = nxt
+        base = da[nxt].base
+        i += 1
+        if check & 1:
+            best[0] = cur
+            end[0] = i
+    last[0] = cur
+    return i
+
+
+cdef inline int32_t _longest(const bpe_model* m, const uint8_t* s, size_t pos, size_t n, size_t* length) noexcept nogil:
+    """The slot of the longest token that merging makes at s[pos:n] (its length in *length),
+    or -1."""
+    cdef int32_t best, last
+    cdef size_t end
+    _walk(m, s, pos, n, &best, &end, &last)
+    length[0] = end - pos
+    return best
+
+
+cdef inline uint32_t _pair_hash(int32_t right) noexcept nogil:
+    cdef uint32_t x = <uint32_t>right * 0x9E3779B1U
+    return x ^ (x >> 15)
+
+
+cdef inline uint64_t _pair_bit(int32_t right) noexcept nogil:
+    """The bit of a right part in its left part's filter (the hash's top bits; the group's
+    slot takes its low ones)."""
+    return (<uint64_t>1) << ((<uint32_t>right * 0x9E3779B1U) >> 26)
+
+
+cdef inline const bpe_pair* _pair_get(const bpe_model* m, int32_t left, int32_t right) noexcept nogil:
+    """The pair (left, right) (slots), or NULL. Each left token has a 64-bit filter of its
+    right parts, which turns most lookups away (most pairs asked for are none), and its own
+    small table of pairs, so its lookups stay in a few cache lines."""
+    cdef const bpe_pair* group
+    cdef uint32_t mask, i, pairs
+    if (m.da[left].filter & _pair_bit(right)) == 0:
+        return NULL
+    pairs = m.aux[left].pairs
+    group = m.pairs + (pairs >> 5)
+    mask = ((<uint32_t>1) << (pairs & 31)) - 1
+    i = _pair_hash(right) & mask
+    while True:
+        if group[i].right == right:
+            return group + i
+        if group[i].right < 0:
+            return NULL
+        i = (i + 1) & mask
+
+
+cdef inline uint32_t _sig_hash(int32_t slot) noexcept nogil:
+    """The bit (0..127) of a slot in bpe_node.right_sig and left_bits."""
+    return (<uint32_t>slot * 0x85EBCA77U) >> 25
+
+
+cdef inline bint _apart(const bpe_node* a, const bpe_node* b) noexcept nogil:
+    """True when no part along a's right edge has a pair with a part along b's left edge:
+    then a, b are compatible without unwinding anything (false: unwind, _valid)."""
+    return ((a.right_sig[0] & b.left_bits[0]) | (a.right_sig[1] & b.left_bits[1])) == 0
+
+
+cdef inline bint _valid(const bpe_model* m, int32_t t1, int32_t t2, int64_t limit) noexcept nogil:
+    """Whether merging the bytes of t1 then t2 (slots) gives t1, t2 (counting only merges of
+    rank below ``limit``). Unwinds the two merge trees at the boundary, latest merge first:
+    while the parts on either side of it are a and b, a merge of (a, b) would win, unless
+    the merge that ended that state came before it (the left one on a tie)."""
+    cdef const bpe_pair* e
+    cdef const bpe_node* a
+    cdef const bpe_node* b
+    while True:
+        e = _pair_get(m, t1, t2)
+        if e != NULL and e.rank < limit:
+            return False
+        a = m.da + t1
+        b = m.da + t2
+        if a.rank > b.rank:
+            limit = a.rank  # t1 was made last: before, its right part met t2
+            t1 = a.right
+        elif b.rank < 0:
+            return True  # two bytes: nothing left to unwind
+        else:
+            limit = <int64_t>b.rank + 1  # t2 was made last (on a tie, the right one is)
+            t2 = b.left
+
+
+# ----------------------------------------------------------------------------- merging a piece
+
+cdef int64_t _search(const bpe_model* m, const uint8_t* s, size_t n, int32_t tok, size_t length, int32_t* dst,
+                     uint64_t* dead) noexcept nogil:
+    """The backtracking search over s[0:n] (n >= 1) from its longest first token ``tok`` (a
+    slot, of ``length`` bytes); ``dead`` holds n + 1 cleared bits. Writes the ids to dst
+    (room for n: slots while it searches); returns their count."""
+    cdef int64_t count = 0, k
+    cdef size_t pos = 0, end
+    cdef int32_t shorter
+    while True:
+        end = pos + length
+        if ((dead[end >> 6] >> (end & 63)) & 1) == 0 and (
+                count == 0 or _apart(m.da + dst[count - 1], m.da + tok) or _valid(m, dst[count - 1], tok, INT64_MAX)):
+            dst[count] = tok
+            count += 1
+            pos = end
+            if pos == n:
+                break
+            tok = _longest(m, s, pos, n, &length)
+            if tok < 0:
+                return BPE_ERR_INTERNAL  # a byte that is no token: _piece sends those to the heap
+            continue
+        shorter = m.aux[tok].shorter
+        if shorter >= 0:
+            tok = shorter
+            length = m.aux[tok].length
+            continue
+        # no token at pos continues the encoding: mark pos dead, take back the token before
+        if count == 0:
+            return BPE_ERR_INTERNAL  # cannot happen: a byte alone is always an encoding
+        dead[pos >> 6] |= (<uint64_t>1) << (pos & 63)
+        count -= 1
+        tok = dst[count]
+        length = m.aux[tok].length
+        pos -= length
+    for k in range(count):
+        dst[k] = m.da[dst[k]].id
+    return count
+
+
+cdef inline void _heap_push(uint64_t* heap, size_t* size, uint64_t item) noexcept nogil:
+    cdef size_t i = size[0], parent
+    size[0] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= item:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = item
+
+
+cdef inline uint64_t _heap_pop(uint64_t* heap, size_t* size) noexcept nogil:
+    cdef uint64_t top = heap[0], last
+    cdef size_t n = size[0] - 1, i = 0, child
+    size[0] = n
+    if n == 0:
+        return top
+    last = heap[n]
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1] < heap[child]:
+            child += 1
+        if last <= heap[child]:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = last
+    return top
+
+
+cdef int64_t _heap_piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t* dst, bpe_work* w) noexcept nogil:
+    """The merges replayed, as HF's Word::merge_all does them: a heap of (rank, position) over
+    a linked list of parts, lowest rank first, then leftmost. A byte that is no token becomes
+    the unk token (consecutive ones one, with fuse_unk) or is dropped (HF's merge_word).
+    n log n. Writes ids to dst (room for n); returns their count."""
+    cdef int32_t* sym
+    cdef int32_t* prev
+    cdef int32_t* nxt
+    cdef size_t nsym = 0, i, size = 0
+    cdef int32_t t, pos, right, before
+    cdef bint after_unk = False
+    cdef const bpe_pair* e
+    cdef uint64_t top
+    cdef int64_t count = 0
+    if _reserve(<void**>&w.sym, &w.sym_cap, 3 * n, sizeof(int32_t)) < 0:
+        return BPE_ERR_MEMORY
+    if _reserve(<void**>&w.heap, &w.heap_cap, 3 * n + 1, sizeof(uint64_t)) < 0:
+        return BPE_ERR_MEMORY
+    sym = w.sym
+    prev = w.sym + n
+    nxt = w.sym + 2 * n
+    for i in range(n):
+        t = m.byte_slot[s[i]]
+        if t >= 0:
+            sym[nsym] = t
+            nsym += 1
+            after_unk = False
+        elif m.unk_slot >= 0:
+            if not (m.fuse_unk and after_unk):
+                sym[nsym] = m.unk_slot
+                nsym += 1
+            after_unk = True
+    if nsym == 0:
+        return 0
+    for i in range(nsym):
+        prev[i] = <int32_t>i - 1
+        nxt[i] = <int32_t>i + 1
+    nxt[nsym - 1] = -1
+    for i in range(nsym - 1):
+        e = _pair_get(m, sym[i], sym[i + 1])
+        if e != NULL:
+            _heap_push(w.heap, &size, (<uint64_t>e.rank << 32) | i)
+    while size:
+        top = _heap_pop(w.heap, &size)
+        pos = <int32_t>(top & 0xFFFFFFFFULL)
+        if sym[pos] < 0:
+            continue  # merged into its left neighbour
+        right = nxt[pos]
+        if right < 0:
+            continue
+        e = _pair_get(m, sym[pos], sym[right])
+        if e == NULL or <uint64_t>e.rank != (top >> 32):
+            continue  # a pair that is gone
+        sym[pos] = m.pair_new[e - m.pairs]
+        sym[right] = -1
+        nxt[pos] = nxt[right]
+        if nxt[right] >= 0:
+            prev[nxt[right]] = pos
+        before = prev[pos]
+        if before >= 0:
+            e = _pair_get(m, sym[before], sym[pos])
+            if e != NULL:
+                _heap_push(w.heap, &size, (<uint64_t>e.rank << 32) | <uint32_t>before)
+        if nxt[pos] >= 0:
+            e = _pair_get(m, sym[pos], sym[nxt[pos]])
+            if e != NULL:
+                _heap_push(w.heap, &size, (<uint64_t>e.rank << 32) | <uint32_t>pos)
+    pos = 0
+    while pos >= 0:
+        dst[count] = m.da[sym[pos]].id
+        count += 1
+        pos = nxt[pos]
+    return count
+
+
+cdef int64_t _piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t* dst, bpe_work* w) noexcept nogil:
+    """The ids of one piece s[0:n] into dst (room for n); returns their count."""
+    cdef int32_t best, last
+    cdef size_t i, end, words
+    cdef uint64_t* dead
+    if n == 0:
+        return 0
+    # the walk that finds a piece that is a token, and the search's first token
+    if _walk(m, s, 0, n, &best, &end, &last) == n and last >= 0 and (
+            end == n or (m.ignore_merges and m.da[last].id >= 0)):
+        dst[0] = m.da[last].id  # a token: merging makes it from its bytes, or ignore_merges
+        return 1
+    if not m.backtrack:
+        return _heap_piece(m, s, n, dst, w)
+    if not m.all_bytes:
+        for i in range(n):
+            if m.byte_slot[s[i]] < 0:
+                return _heap_piece(m, s, n, dst, w)
+    words = (n >> 6) + 1
+    if words <= 32:
+        dead = w.dead_small
+    else:
+        if _reserve(<void**>&w.dead, &w.dead_cap, words, sizeof(uint64_t)) < 0:
+            return BPE_ERR_MEMORY
+        dead = w.dead
+    memset(dead, 0, words * sizeof(uint64_t))
+    return _search(m, s, n, best, end, dst, dead)
+
+
+cdef int64_t _merge_text(const bpe_model* m, const uint8_t* s, size_t n, const int64_t* spans, int64_t nspans,
+                         int32_t* dst, bpe_work* w) noexcept nogil:
+    """The ids of a UTF-8 text into dst (room for n): its pieces are ``spans`` (byte offsets,
+    PIECES_REGEX), or the scanner's, or the whole text."""
+    cdef int64_t out = 0, r, k
+    cdef size_t start = 0, end
+    if spans != NULL or m.pattern == PIECES_REGEX:  # (no match: no spans, NULL)
+        for k in range(nspans):
+            r = _piece(m, s + spans[2 * k], <size_t>(spans[2 * k + 1] - spans[2 * k]), dst + out, w)
+            if r < 0:
+                return r
+            out += r
+        return out
+    if m.pattern == PIECES_WHOLE:
+        return _piece(m, s, n, dst, w)
+    while start < n:
+        end = <size_t>piece_end(m.pattern, s, <Py_ssize_t>n, <Py_ssize_t>start)
+        r = _piece(m, s + start, end - start, dst + out, w)
+        if r < 0:
+            return r
+        out += r
+        start = end
+    return out
+
+
+cdef int64_t _encode_text(const bpe_model* m, const _text* t, bint is_bytes, int32_t* dst,
+                          bpe_work* w) noexcept nogil:
+    """A text (not PIECES_REGEX) into dst (room: _text_cap)."""
+    cdef const uint8_t* s
+    cdef size_t n
+    cdef bint surrogates = False
+    cdef int r = _text_utf8(t, is_bytes, w, &s, &n, &surrogates)
+    if r < 0:
+        return r
+    return _merge_text(m, s, n, NULL, 0, dst, w)
+
+
+cdef inline size_t _advance(const uint8_t* s, size_t pos, Py_ssize_t chars) noexcept nogil:
+    """The byte offset ``chars`` chars after ``pos`` in valid UTF-8."""
+    cdef uint8_t c
+    while chars > 0:
+        c = s[pos]
+        pos += 1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+        chars -= 1
+    return pos
+
+
+# ----------------------------------------------------------------------------- building
+
+cdef struct _dab:  # the double-array trie, while it is built
+    bpe_node* nodes
+    int32_t* nf    # the free slots, a doubly linked list
+    int32_t* pf
+    int64_t cap
+    int64_t head
+    int64_t tail
+    int64_t top    # one past the highest slot taken
+    int64_t max_base
+    const uint8_t* data
+    const uint32_t* off
+    int32_t* idx
+    int32_t* tmp
+    int32_t* counts
+    int32_t* slot_of
+
+
+cdef int _dab_grow(_dab* b, int64_t cap) except -1:
+    cdef int64_t i
+    cdef void* p
+    if cap >= (<int64_t>1 << 30) - 512:
+        raise ValueError("too many tokens for the trie")
+    p = realloc(b.nodes, cap * sizeof(bpe_node))
+    if p == NULL:
+        raise MemoryError()
+    b.nodes = <bpe_node*>p
+    p = realloc(b.nf, cap * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    b.nf = <int32_t*>p
+    p = realloc(b.pf, cap * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    b.pf = <int32_t*>p
+    for i in range(b.cap, cap):
+        b.nodes[i].base = 0
+        b.nodes[i].check = -1
+        b.nodes[i].id = -1
+        b.nodes[i].rank = _NEVER
+        b.nodes[i].left = b.nodes[i].right = <int32_t>i
+        b.nodes[i].filter = 0
+        b.nodes[i].right_sig[0] = b.nodes[i].right_sig[1] = 0
+        b.nodes[i].left_bits[0] = b.nodes[i].left_bits[1] = 0
+        b.nf[i] = <int32_t>(i + 1)
+        b.pf[i] = <int32_t>(i - 1)
+    b.nf[cap - 1] = -1
+    b.pf[b.cap] = <int32_t>b.tail
+    if b.tail >= 0:
+        b.nf[b.tail] = <int32_t>b.cap
+    else:
+        b.head = b.cap
+    b.tail = cap - 1
+    b.cap = cap
+    return 0
+
+
+cdef inline void _dab_take(_dab* b, int64_t p) noexcept:
+    cdef int32_t before = b.pf[p], after = b.nf[p]
+    if before >= 0:
+        b.nf[before] = after
+    else:
+        b.head = after
+    if after >= 0:
+        b.pf[after] = before
+    else:
+        b.tail = before
+    if p + 1 > b.top:
+        b.top = p + 1
+
+
+cdef int64_t _dab_base(_dab* b, const uint8_t* labels, int nl) except -1:
+    """A base where every label's slot is free: the first that fits, from the free list."""
+    cdef int64_t p = b.head, base
+    cdef int j
+    cdef bint ok
+    while True:
+        if p < 0:
+            p = b.cap
+            _dab_grow(b, 2 * b.cap)
+        base = p - labels[0]
+        if base >= 1:
+            if base + 256 >= b.cap:
+                _dab_grow(b, 2 * b.cap if 2 * b.cap > base + 257 else base + 257)
+            ok = True
+            for j in range(1, nl):
+                if b.nodes[base + labels[j]].check != -1:
+                    ok = False
+                    break
+            if ok:
+                return base
+        p = b.nf[p]
+
+
+cdef int _dab_node(_dab* b, int64_t lo, int64_t hi, int64_t depth, int32_t node) except -1:
+    """Place the children of ``node``, whose tokens are idx[lo:hi] (they share their first
+    ``depth`` bytes), then theirs (the tokens sorted by bytes on the way: an MSD radix sort)."""
+    cdef int32_t* cnt = b.counts + 256 * depth
+    cdef uint8_t labels[256]
+    cdef int nl = 0, j, k
+    cdef int64_t i, a, base, start, end
+    cdef int32_t t, term = -1
+    cdef uint8_t c
+    for i in range(lo, hi):
+        t = b.idx[i]
+        if b.off[t + 1] - b.off[t] == depth:
+            if term >= 0:
+                raise ValueError(f"tokens {term} and {t} are the same bytes: "
+                                 f"{PyBytes_FromStringAndSize(<const char*>b.data + b.off[t], depth)!r}")
+            term = t
+        else:
+            c = b.data[b.off[t] + depth]
+            if cnt[c] == 0:
+                labels[nl] = c
+                nl += 1
+            cnt[c] += 1
+    b.nodes[node].id = term
+    if term >= 0:
+        b.slot_of[term] = node
+    if nl == 0:
+        return 0
+    for j in range(1, nl):  # insertion sort: few labels, but at the root
+        c = labels[j]
+        k = j - 1
+        while k >= 0 and labels[k] > c:
+            labels[k + 1] = labels[k]
+            k -= 1
+        labels[k + 1] = c
+    base = _dab_base(b, labels, nl)
+    b.nodes[node].base = <int32_t>base
+    if base > b.max_base:
+        b.max_base = base
+    for j in range(nl):
+        _dab_take(b, base + labels[j])
+        b.nodes[base + labels[j]].check = node << 1  # the bits of the tokens merging makes: _build_info
+    a = lo
+    for j in range(nl):
+        k = cnt[labels[j]]
+        cnt[labels[j]] = <int32_t>a
+        a += k
+    for i in range(lo, hi):
+        t = b.idx[i]
+        if b.off[t + 1] - b.off[t] > depth:
+            c = b.data[b.off[t] + depth]
+            b.tmp[cnt[c]] = t
+            cnt[c] += 1
+    memcpy(b.idx + lo, b.tmp + lo, (a - lo) * sizeof(int32_t))
+    start = lo
+    for j in range(nl):
+        end = cnt[labels[j]]
+        _dab_node(b, start, end, depth + 1, <int32_t>(base + labels[j]))
+        start = end
+    for j in range(nl):
+        cnt[labels[j]] = 0
+    return 0
+
+
+# ----------------------------------------------------------------------------- Python level
+
+cdef class BpeCodec(CompiledModel):
+    """BPE's compiled model: byte-level BPE by merge ranks, ids identical to tiktoken's and
+    HF tokenizers' (``BPE`` with ByteLevel pre-tokenization).
+
+    ``BpeCodec(tokens, merges=None, ignore_merges=None, pattern=None, keep_gaps=False,
+    unk_id=-1, fuse_unk=False)``:
+
+    - ``tokens``: the bytes of each id, 0 .. n-1 (distinct, not empty);
+    - ``merges``: None for tiktoken's ranks (merging two parts gives the token of their
+      bytes, if any, with that token's id as rank), or (left id, right id) pairs in rank
+      order, HF's (the result is the token of their bytes together: ValueError when there is
+      none; a pair given twice has its last rank, as in HF);
+    - ``ignore_merges``: a piece that is itself a token is that token (tiktoken: always, the
+      default without ``merges``; HF: the model's ``ignore_merges``, the default with them);
+    - ``pattern``: the pre-tokenizer, a ``PIECES`` id (bbpe/bpe/_pretokenize.pxd), a compiled
+      ``regex`` pattern (PIECES_REGEX: its matches are the pieces, slower), or None (the whole
+      text is one piece); ``keep_gaps``: with a pattern object, the text between matches is a
+      piece too (HF's Split "isolated") instead of dropped (tiktoken);
+    - ``unk_id``, ``fuse_unk``: HF, for a byte that is no token: it becomes ``unk_id``
+      (consecutive ones one unk_id with ``fuse_unk``), or is dropped without (-1).
+
+    >>> c = BpeCodec([bytes([b]) for b in range(256)] + [b"ab"])
+    >>> c.encode("abc"), c.decode([256, 99])
+    ([256, 99], b'abc')
+    """
+
+    def __cinit__(self, tokens, merges=None, ignore_merges=None, pattern=None, bint keep_gaps=False,
+                  int unk_id=-1, bint fuse_unk=False):
+        cdef Py_ssize_t n = len(tokens), i
+        cdef uint64_t total = 0
+        cdef object item
+        cdef int64_t size
+        if n == 0:
+            raise ValueError("no tokens")
+        if n >= (1 << 30):
+            raise ValueError(f"{n} tokens: too many")
+        self._tok_off = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        self._slot_of = <int32_t*>malloc(n * sizeof(int32_t))
+        if self._tok_off == NULL or self._slot_of == NULL:
+            raise MemoryError()
+        self._tok_off[0] = 0
+        for i in range(n):
+            item = tokens[i]
+            if not PyBytes_CheckExact(item):
+                raise TypeError(f"tokens[{i}] must be bytes, got {type(item).__name__}")
+            size = PyBytes_GET_SIZE(item)
+            if size == 0:
+                raise ValueError(f"tokens[{i}] is empty")
+            total += <uint64_t>size
+            if total >= 0xFFFFFF00ULL:
+                raise ValueError("the tokens hold more than 4 GB")
+            self._tok_off[i + 1] = <uint32_t>total
+        self._tok_data = b"".join(tokens)
+        self.m.n_keys = n
+        self.m.tok_off = self._tok_off
+        self.m.tok_bytes = <const uint8_t*>PyBytes_AS_STRING(self._tok_data)
+        self.m.slot_of = self._slot_of
+        if unk_id < -1 or unk_id >= n:
+            raise ValueError(f"unk_id {unk_id} is not an id (0..{n - 1}) nor -1")
+        self.m.fuse_unk = fuse_unk
+        self.m.keep_gaps = keep_gaps
+        self._ignore_arg = (merges is None) if ignore_merges is None else bool(ignore_merges)
+        self.m.ignore_merges = self._ignore_arg
+        self._pattern = pattern
+        if pattern is None:
+            self.m.pattern = PIECES_WHOLE
+        elif isinstance(pattern, int):
+            if pattern not in (PIECES_GPT2, PIECES_CL100K, PIECES_O200K, PIECES_QWEN2, PIECES_LLAMA3):
+                raise ValueError(f"pattern {pattern} is no compiled pre-tokenizer "
+                                 f"(PIECES_REGEX takes the compiled pattern itself)")
+            self.m.pattern = pattern
+        else:
+            if not hasattr(pattern, "finditer"):
+                raise TypeError(f"pattern must be a PIECES id, a compiled pattern or None, "
+                                f"got {type(pattern).__name__}")
+            self.m.pattern = PIECES_REGEX
+            self._regex = pattern
+        self._build_trie()
+        self.m.unk_slot = self._slot_of[unk_id] if unk_id >= 0 else -1
+        self._build_pairs(merges)
+        self._build_info()
+        self._build_chars()
+        self._ints = tuple(range(n))
+
+    cdef _build_trie(self):
+        cdef _dab b
+        cdef int64_t n = self.m.n_keys, i, maxlen = 0, size
+        cdef uint8_t byte
+        cdef int32_t slot
+        memset(&b, 0, sizeof(_dab))
+        b.head = b.tail = -1
+        b.data = self.m.tok_bytes
+        b.off = self.m.tok_off
+        b.slot_of = self._slot_of
+        try:
+            for i in range(n):
+                if self._tok_off[i + 1] - self._tok_off[i] > maxlen:
+                    maxlen = self._tok_off[i + 1] - self._tok_off[i]
+            b.idx = <int32_t*>malloc(n * sizeof(int32_t))
+            b.tmp = <int32_t*>malloc(n * sizeof(int32_t))
+            b.counts = <int32_t*>calloc((maxlen + 1) * 256, sizeof(int32_t))
+            if b.idx == NULL or b.tmp == NULL or b.counts == NULL:
+                raise MemoryError()
+            for i in range(n):
+                b.idx[i] = <int32_t>i
+            _dab_grow(&b, self._tok_off[n] + 1024)
+            _dab_take(&b, 0)
+            b.nodes[0].check = -2  # the root: no slot's parent is -2 >> 1
+            _dab_node(&b, 0, n, 0, 0)
+            size = b.top if b.top > b.max_base + 256 else b.max_base + 256
+            if size > b.cap:
+                _dab_grow(&b, size)
+            self._da = <bpe_node*>realloc(b.nodes, size * sizeof(bpe_node))
+            if self._da == NULL:
+                self._da = b.nodes
+            b.nodes = NULL
+            self._da_size = size
+            self.m.da = self._da
+            self._aux = <bpe_aux*>calloc(size, sizeof(bpe_aux))
+            if self._aux == NULL:
+                raise MemoryError()
+            self.m.aux = self._aux
+            for i in range(size):
+                self._aux[i].shorter = -1
+            for i in range(n):
+                self._aux[self._slot_of[i]].length = <int32_t>(self._tok_off[i + 1] - self._tok_off[i])
+            self.m.all_bytes = True
+            for i in range(256):
+                byte = <uint8_t>i
+                slot = _lookup(&self.m, &byte, 1)
+                self.m.byte_slot[i] = slot if slot >= 0 and self._da[slot].id >= 0 else -1
+                if self.m.byte_slot[i] < 0:
+                    self.m.all_bytes = False
+                else:
+                    self._da[slot].rank = -1  # a byte: there from the start
+        finally:
+            free(b.nodes)
+            free(b.nf)
+            free(b.pf)
+            free(b.idx)
+            free(b.tmp)
+            free(b.counts)
+
+    cdef _build_pairs(self, merges):
+        """The pairs (as slots), in rank order; with HF merges also self._merges (int32, (m, 2))."""
+        cdef int64_t n = self.m.n_keys, count = 0, cap = 0, k, nm, u, left, right, la, lb, depth
+        cdef int32_t* quads = NULL  # (left, right, what they make, rank): slots but the rank
+        cdef int32_t* grown
+        cdef int32_t cur, slot
+        cdef const uint8_t* tb = self.m.tok_bytes
+        cdef const uint32_t* off = self._tok_off
+        cdef bytearray joined = bytearray()
+        cdef int32_t[:, ::1] mv
+        try:
+            if merges is None:
+                cap = 2 * n + 16
+                quads = <int32_t*>malloc(cap * 4 * sizeof(int32_t))
+                if quads == NULL:
+                    raise MemoryError()
+                for u in range(n):  # every split of a token into two tokens
+                    if off[u + 1] - off[u] < 2:
+                        continue
+                    cur = 0
+                    for depth in range(1, off[u + 1] - off[u]):
+                        cur = self._da[cur].base + tb[off[u] + depth - 1]  # a token's prefix is a trie node
+                        if self._da[cur].id < 0:
+                            continue
+                        slot = _lookup(&self.m, tb + off[u] + depth, off[u + 1] - off[u] - depth)
+                        if slot < 0 or self._da[slot].id < 0:
+                            continue
+                        if count == cap:
+                            cap *= 2
+                            grown = <int32_t*>realloc(quads, cap * 4 * sizeof(int32_t))
+                            if grown == NULL:
+                                raise MemoryError()
+                            quads = grown
+                        quads[4 * count] = cur
+                        quads[4 * count + 1] = slot
+                        quads[4 * count + 2] = self._slot_of[u]
+                        quads[4 * count + 3] = <int32_t>u
+                        count += 1
+                self._merges = None
+            else:
+                if isinstance(merges, np.ndarray):
+                    arr = np.ascontiguousarray(merges, dtype=np.int64).reshape(-1, 2)
+                else:
+                    arr = np.array([(a, b) for a, b in merges], dtype=np.int64).reshape(-1, 2)
+                nm = arr.shape[0]
+                if nm >= (1 << 31) - 1:
+                    raise ValueError(f"{nm} merges: too many")
+                if nm and (arr.min() < 0 or arr.max() >= n):
+                    bad = int(np.flatnonzero((arr < 0).any(axis=1) | (arr >= n).any(axis=1))[0])
+                    raise ValueError(f"merge {bad}: ({arr[bad, 0]}, {arr[bad, 1]}): an id that is not in 0..{n - 1}")
+                self._merges = arr.astype(np.int32)
+                mv = self._merges
+                quads = <int32_t*>malloc((nm + 1) * 4 * sizeof(int32_t))
+                if quads == NULL:
+                    raise MemoryError()
+                for k in range(nm):
+                    left = mv[k, 0]
+                    right = mv[k, 1]
+                    la = off[left + 1] - off[left]
+                    lb = off[right + 1] - off[right]
+                    if <int64_t>len(joined) < la + lb:
+                        joined.extend(bytes(la + lb - len(joined)))
+                    memcpy(<char*>joined, tb + off[left], la)
+                    memcpy((<char*>joined) + la, tb + off[right], lb)
+                    slot = _lookup(&self.m, <const uint8_t*><char*>joined, la + lb)
+                    if slot < 0 or self._da[slot].id < 0:
+                        raise ValueError(f"merge {k}: {self.token_bytes(left)!r} + {self.token_bytes(right)!r} "
+                                         f"(ids {left}, {right}) makes "
+                                         f"{self.token_bytes(left) + self.token_bytes(right)!r}, which is no token")
+                    quads[4 * count] = self._slot_of[left]
+                    quads[4 * count + 1] = self._slot_of[right]
+                    quads[4 * count + 2] = slot
+                    quads[4 * count + 3] = <int32_t>k
+                    count += 1
+            self._build_groups(quads, count)
+            self._build_canon(quads, count)
+        finally:
+            free(quads)
+
+    cdef _build_groups(self, const int32_t* quads, int64_t count):
+        """The pairs, grouped by left token: each group a table of at least twice its pairs
+        (a power of two) after a shared empty slot 0; and each left token's filter."""
+        cdef int64_t size = self._da_size, k, i, total = 1, bits
+        cdef uint32_t slot, mask, start
+        cdef int32_t left, right
+        cdef uint32_t* counts = <uint32_t*>calloc(size, sizeof(uint32_t))
+        if counts == NULL:
+            raise MemoryError()
+        try:
+            for k in range(count):
+                counts[quads[4 * k]] += 1
+            for i in range(size):
+                if counts[i] == 0:
+                    continue  # aux.pairs 0: the empty slot
+                bits = 1
+                while (<uint64_t>1 << bits) < 2 * <uint64_t>counts[i]:
+                    bits += 1
+                if total >= (1 << 27) - (1 << bits):
+                    raise ValueError("too many merges for the pair table")
+                self._aux[i].pairs = <uint32_t>(total << 5) | <uint32_t>bits
+                total += 1 << bits
+            self._pairs = <bpe_pair*>malloc(total * sizeof(bpe_pair))
+            self._pair_new = <int32_t*>malloc(total * sizeof(int32_t))
+            if self._pairs == NULL or self._pair_new == NULL:
+                raise MemoryError()
+            memset(self._pairs, 0xFF, total * sizeof(bpe_pair))
+            self.m.pairs = self._pairs
+            self.m.pair_new = self._pair_new
+            for k in range(count):
+                left = quads[4 * k]
+                right = quads[4 * k + 1]
+                start = self._aux[left].pairs >> 5
+                mask = ((<uint32_t>1) << (self._aux[left].pairs & 31)) - 1
+                slot = _pair_hash(right) & mask
+                while self._pairs[start + slot].right >= 0 and self._pairs[start + slot].right != right:
+                    slot = (slot + 1) & mask
+                slot += start
+                self._da[left].filter |= _pair_bit(right)
+                self._pairs[slot].right = right  # a pair given again: its last rank (HF's map)
+                self._pairs[slot].rank = quads[4 * k + 3]
+                self._pair_new[slot] = quads[4 * k + 2]
+        finally:
+            free(counts)
+
+    cdef _build_canon(self, const int32_t* quads, int64_t count):
+        """Each token's last merge when its bytes are merged alone, rank by rank: a pair
+        (left, right) of tokens made before it makes it when they stay apart until then."""
+        cdef int64_t k
+        cdef int32_t left, right, u, rank
+        cdef const bpe_pair* e
+        cdef bpe_node* da = self._da
+        for k in range(count):
+            left = quads[4 * k]
+            right = quads[4 * k + 1]
+            u = quads[4 * k + 2]
+            rank = quads[4 * k + 3]
+            if da[u].rank != _NEVER:
+                continue
+            e = _pair_get(&self.m, left, right)
+            if e.rank != rank:
+                continue  # HF: a pair given again later has that later rank
+            if da[left].rank == _NEVER or da[right].rank == _NEVER:
+                continue
+            if da[left].rank >= rank or da[right].rank >= rank:
+                continue  # made after this merge: not in rank order
+            if _valid(&self.m, left, right, rank):
+                da[u].rank = rank
+                da[u].left = left
+                da[u].right = right
+
+    cdef _build_info(self):
+        """Whether the search is exact here (every token that merging makes was found by
+        _build_canon), the trie's bits of the tokens merging makes, and each one's next
+        shorter prefix."""
+        cdef int64_t n = self.m.n_keys, u, i, length, count
+        cdef int32_t cur, best, slot
+        cdef bint missing
+        cdef bpe_work w
+        cdef int32_t* out = NULL
+        cdef bpe_node* da = self._da
+        memset(&w, 0, sizeof(bpe_work))
+        self.m.backtrack = True
+        try:
+            for u in range(n):
+                slot = self._slot_of[u]
+                length = self._tok_off[u + 1] - self._tok_off[u]
+                if da[slot].rank != _NEVER or length < 2:
+                    continue
+                missing = False
+                for i in range(length):
+                    missing = missing or self.m.byte_slot[self.m.tok_bytes[self._tok_off[u] + i]] < 0
+                if missing:
+                    continue  # pieces holding such bytes go to the heap anyway
+                free(out)
+                out = <int32_t*>malloc(length * sizeof(int32_t))
+                if out == NULL:
+                    raise MemoryError()
+                count = _heap_piece(&self.m, self.m.tok_bytes + self._tok_off[u], length, out, &w)
+                if count == BPE_ERR_MEMORY:
+                    raise MemoryError()
+                if count == 1 and out[0] == u:
+                    self.m.backtrack = False  # merging makes it, out of rank order
+                    break
+            for u in range(n):  # the bits of the tokens that merging makes
+                slot = self._slot_of[u]
+                if da[slot].rank != _NEVER:
+                    da[slot].check |= 1
+            for u in range(n):
+                slot = self._slot_of[u]
+                length = self._tok_off[u + 1] - self._tok_off[u]
+                cur = 0
+                best = -1
+                for i in range(length - 1):
+                    cur = da[cur].base + self.m.tok_bytes[self._tok_off[u] + i]
+                    if da[cur].check & 1:
+                        best = cur
+                self._aux[slot].shorter = best
+            self._build_sigs()
+        finally:
+            free(out)
+            _work_free(&w)
+
+    cdef _build_sigs(self):
+        """bpe_node.right_sig and left_bits (see the .pxd): the pairs' right parts by left
+        part, then each token's edges."""
+        cdef int64_t size = self._da_size, i, k, start, group
+        cdef uint64_t* partners = <uint64_t*>calloc(2 * size, sizeof(uint64_t))
+        cdef int32_t right, t
+        cdef uint32_t h
+        cdef bpe_node* da = self._da
+        if partners == NULL:
+            raise MemoryError()
+        try:
+            for i in range(size):
+                if self._aux[i].pairs == 0:
+                    continue
+                start = self._aux[i].pairs >> 5
+                group = (<int64_t>1) << (self._aux[i].pairs & 31)
+                for k in range(start, start + group):
+                    right = self._pairs[k].right
+                    if right >= 0:
+                        h = _sig_hash(right)
+                        partners[2 * i + (h >> 6)] |= (<uint64_t>1) << (h & 63)
+            for i in range(size):
+                if da[i].id < 0 or da[i].rank == _NEVER:
+                    continue
+                t = <int32_t>i
+                while True:  # the right edge
+                    da[i].right_sig[0] |= partners[2 * t]
+                    da[i].right_sig[1] |= partners[2 * t + 1]
+                    if da[t].rank < 0:
+                        break
+                    t = da[t].right
+                t = <int32_t>i
+                while True:  # the left edge
+                    h = _sig_hash(t)
+                    da[i].left_bits[h >> 6] |= (<uint64_t>1) << (h & 63)
+                    if da[t].rank < 0:
+                        break
+                    t = da[t].left
+        finally:
+            free(partners)
+
+    cdef _build_chars(self):
+        """m.chars: for each code point U+0080..U+FFFF (but the surrogates), the walk over its
+        UTF-8 bytes from the root."""
+        cdef uint8_t u[4]
+        cdef int32_t cp, cur, nxt, k, length
+        cdef bpe_char* ch
+        cdef bpe_node* da = self._da
+        self._chars = <bpe_char*>malloc(65536 * sizeof(bpe_char))
+        if self._chars == NULL:
+            raise MemoryError()
+        self.m.chars = self._chars
+        for cp in range(65536):
+            ch = self._chars + cp
+            ch.slot = -1
+            ch.base = 0
+            ch.best = -1
+            ch.best_len = 0
+            if cp < 0x80 or 0xD800 <= cp <= 0xDFFF:
+                continue
+            length = <int32_t>_put_utf8(u, 0, cp)
+            cur = 0
+            for k in range(length):
+                nxt = da[cur].base + u[k]
+                if (da[nxt].check >> 1) != cur:
+                    cur = -1
+                    break
+                cur = nxt
+                if da[cur].check & 1:
+                    ch.best = cur
+                    ch.best_len = k + 1
+            if cur >= 0:
+                ch.slot = cur
+                ch.base = da[cur].base
+
+    def __dealloc__(self):
+        free(self._chars)
+        free(self._tok_off)
+        free(self._slot_of)
+        free(self._da)
+        free(self._aux)
+        free(self._pairs)
+        free(self._pair_new)
+
+    # ------------------------------------------------------------------ the vocabulary
+
+    @property
+    def n_keys(self):
+        return self.m.n_keys
+
+    @property
+    def backtracking(self):
+        """Whether pieces go through the backtracking search (else the heap: a vocabulary
+        whose merges the search's check does not understand)."""
+        return bool(self.m.backtrack)
+
+    def token_bytes(self, Py_ssize_t i):
+        """The bytes of id ``i``; IndexError for an id that is not in the vocabulary."""
+        if i < 0 or i >= self.m.n_keys:
+            raise IndexError(f"id {i} is not in the vocabulary (ids 0..{self.m.n_keys - 1})")
+        return PyBytes_FromStringAndSize(<const char*>self.m.tok_bytes + self._tok_off[i],
+                                         self._tok_off[i + 1] - self._tok_off[i])
+
+    def tokens(self):
+        """The bytes of every id, in id order (what the constructor got)."""
+        return [self.token_bytes(i) for i in range(self.m.n_keys)]
+
+    def lookup(self, const uint8_t[::1] key):
+        """The id of a token's bytes, or -1."""
+        cdef int32_t slot
+        if key.shape[0] == 0:
+            return -1
+        slot = _lookup(&self.m, &key[0], key.shape[0])
+        return self._da[slot].id if slot >= 0 else -1
+
+    def __reduce__(self):
+        # the tokens and merges, not the tables: loading rebuilds them
+        return (BpeCodec, (self.tokens(), self._merges, self._ignore_arg, self._pattern, bool(self.m.keep_gaps),
+                           self._da[self.m.unk_slot].id if self.m.unk_slot >= 0 else -1, bool(self.m.fuse_unk)))
+
+    # ------------------------------------------------------------------ encoding
+
+    cdef list _as_list(self, const int32_t* ids, int64_t count):
+        cdef list out = PyList_New(count)
+        cdef PyObject** items = (<PyListObject*>out).ob_item
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
+        cdef PyObject* item
+        cdef int64_t i
+        for i in range(count):
+            item = ints[ids[i]]
+            Py_INCREF(<object>item)  # the list owns a reference to each shared int
+            items[i] = item
+        # ints only: in no reference cycle, so the collector need not track it (codec.Model's _as_list)
+        PyObject_GC_UnTrack(<PyObject*>out)
+        return out
+
+    cdef int64_t _spans(self, object data, bint from_utf8, const uint8_t* s, size_t n, bpe_work* w) except -1:
+        """PIECES_REGEX: the byte offsets of the pieces into w.spans; returns their count.
+        The matches are the pieces; with keep_gaps, so is the text between them."""
+        cdef object text = PyUnicode_DecodeUTF8(<const char*>s, n, NULL) if from_utf8 else data
+        cdef Py_ssize_t a, b, last = 0
+        cdef _cursor c
+        c.at_char = 0
+        c.at_byte = 0
+        c.count = 0
+        c.ascii = <size_t>len(text) == n
+        for match in self._regex.finditer(text):
+            a, b = match.span()
+            if self.m.keep_gaps and a > last:
+                _add_span(&c, s, w, last, a)
+            if b > a:
+                _add_span(&c, s, w, a, b)
+            last = b
+        if self.m.keep_gaps and last < len(text):
+            _add_span(&c, s, w, last, len(text))
+        return c.count
+
+    cdef int64_t _encode_one(self, object data, int32_t* dst, bpe_work* w) except -2:
+        """One text (exactly a str or bytes) into dst (room: _text_cap); returns the count."""
+        cdef _text t
+        cdef const uint8_t* s
+        cdef size_t n
+        cdef bint surrogates = False, is_bytes = PyBytes_CheckExact(data)
+        cdef int64_t r, nspans
+        _as_text(data, &t)
+        if self.m.pattern != PIECES_REGEX:
+            if t.length < _NOGIL_UNITS:
+                r = _encode_text(&self.m, &t, is_bytes, dst, w)
+            else:
+                with nogil:
+                    r = _encode_text(&self.m, &t, is_bytes, dst, w)
+        else:
+            r = _text_utf8(&t, is_bytes, w, &s, &n, &surrogates)
+            if r == 0:
+                nspans = self._spans(data, is_bytes or surrogates, s, n, w)
+                if n < _NOGIL_UNITS:
+                    r = _merge_text(&self.m, s, n, w.spans, nspans, dst, w)
+                else:
+                    with nogil:
+                        r = _merge_text(&self.m, s, n, w.spans, nspans, dst, w)
+        if r < 0:
+            _raise(r, w, "")
+        return r
+
+    def encode(self, data, int flags=0):
+        """A str (UTF-8; lone surrogates become U+FFFD, as in tiktoken) or bytes-like (UTF-8:
+        ValueError naming the offset where it is not) -> list of ids. ``flags``: none yet."""
+        return self._encode_list(data, flags)
+
+    cdef list _encode_list(self, object data, int flags):
+        cdef _text t
+        cdef int64_t count
+        cdef int32_t small[2048]
+        cdef int32_t* buf = &small[0]
+        cdef size_t cap
+        cdef bpe_work w
+        memset(&w, 0, sizeof(bpe_work))
+        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
+            data = _plain_text(data, "text")
+        _as_text(data, &t)
+        cap = _text_cap(&t)
+        if cap > 2048:
+            buf = <int32_t*>malloc(cap * sizeof(int32_t))
+            if buf == NULL:
+                raise MemoryError()
+        try:
+            count = self._encode_one(data, buf, &w)
+            return self._as_list(buf, count)
+        finally:
+            _work_free(&w)
+            if buf != &small[0]:
+                free(buf)
+
+    def encode_ids(self, data, int flags=0):
+        """Like ``encode``, the ids as a numpy array of uint32."""
+        cdef _text t
+        cdef int64_t count
+        cdef bpe_work w
+        cdef uint32_t[::1] view
+        memset(&w, 0, sizeof(bpe_work))
+        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
+            data = _plain_text(data, "text")
+        _as_text(data, &t)
+        out = np.empty(_text_cap(&t), dtype=np.uint32)
+        view = out
+        try:
+            count = self._encode_one(data, <int32_t*>&view[0], &w)
+        finally:
+            _work_free(&w)
+        return out[:count].copy() if count < view.shape[0] // 2 else out[:count]
+
+    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
+        """Texts (str or bytes) into one malloc'd buffer (*ids_out: the caller frees it);
+        offs[0..m] bound each text's ids. The GIL is released for all of it, but with
+        PIECES_REGEX (the pattern runs under the GIL, text by text)."""
+        cdef Py_ssize_t m = len(texts), i
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
+        cdef size_t total = 0
+        cdef int64_t count = 0, out = 0
+        cdef int32_t* dst = NULL
+        cdef bpe_work w
+        memset(&w, 0, sizeof(bpe_work))
+        if ts == NULL or is_bytes == NULL:
+            free(ts)
+            free(is_bytes)
+            raise MemoryError()
+        try:
+            for i in range(m):
+                _as_text(texts[i], &ts[i])
+                is_bytes[i] = PyBytes_CheckExact(texts[i])
+                total += _text_cap(&ts[i])
+            dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+            if dst == NULL:
+                raise MemoryError()
+            offs[0] = 0
+            if self.m.pattern == PIECES_REGEX:
+                for i in range(m):
+                    try:
+                        count = self._encode_one(texts[i], dst + out, &w)
+                    except ValueError as e:
+                        raise ValueError(f"texts[{i}]: {e}") from None
+                    out += count
+                    offs[i + 1] = out
+            else:
+                with nogil:
+                    for i in range(m):
+                        count = _encode_text(&self.m, &ts[i], is_bytes[i], dst + out, &w)
+                        if count < 0:
+                            break
+                        out += count
+                        offs[i + 1] = out
+                if count < 0:
+                    _raise(count, &w, f"texts[{i}]: ")
+            ids_out[0] = dst
+            dst = NULL
+            return out
+        finally:
+            free(ts)
+            free(is_bytes)
+            free(dst)
+            _work_free(&w)
+
+    def encode_many(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
+        """Encode a list of str or bytes (``texts[start:stop]``, so that threads can each
+        take a range of one list); the GIL is released while encoding.
+
+        Returns (ids, offsets): numpy arrays of uint32 ids and int64 offsets (text i of the
+        range is ids[offsets[i]:offsets[i + 1]]).
+        """
+        cdef list items = _own_copy(texts, start, stop)
+        cdef Py_ssize_t m = len(items)
+        cdef int32_t* ids = NULL
+        cdef int64_t count
+        cdef uint32_t[::1] view
+        offsets = np.empty(m + 1, dtype=np.int64)
+        cdef int64_t[::1] offs = offsets
+        try:
+            count = self._encode_many(items, &ids, &offs[0])
+            out = np.empty(count, dtype=np.uint32)
+            view = out
+            if count:
+                memcpy(&view[0], ids, count * sizeof(int32_t))
+            return out, offsets
+        finally:
+            free(ids)
+
+    def encode_lists(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
+        """Encode a list of str or bytes (``texts[start:stop]``) into a list of lists of ids,
+        nearly all of it without the GIL, so threads that each take a slice of a batch run
+        side by side (as codec.Model.encode_lists: rounds of about a megabyte of ids in one
+        reused buffer; the lists made under the GIL, their items written without it, each a
+        borrowed pointer to the codec's shared int for its id, the references added at the
+        end). With PIECES_REGEX, each text is encoded under the GIL (the pattern needs it)."""
+        cdef list items = _own_copy(texts, start, stop)
+        cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
+        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+        cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
+        cdef int64_t* refs = <int64_t*>calloc(self.m.n_keys + 1, sizeof(int64_t))
+        cdef size_t cap = _ROUND_IDS, need, bound
+        cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
+        cdef int32_t* src
+        cdef PyObject** dst
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
+        cdef int64_t count = 0
+        cdef list out = PyList_New(m)
+        cdef object one
+        cdef bpe_work w
+        cdef bint regex = self.m.pattern == PIECES_REGEX
+        memset(&w, 0, sizeof(bpe_work))
+        PyObject_GC_UnTrack(<PyObject*>out)
+        try:
+            if ts == NULL or is_bytes == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
+                raise MemoryError()
+            for k in range(m):
+                _as_text(items[k], &ts[k])
+                is_bytes[k] = PyBytes_CheckExact(items[k])
+            while i < m:
+                need = 0
+                j = i
+                while j < m:
+                    bound = _text_cap(&ts[j])
+                    if j > i and need + bound > cap:
+                        break
+                    need += bound
+                    j += 1
+                if need > cap:  # one text larger than a round
+                    free(buf)
+                    buf = <int32_t*>malloc(need * sizeof(int32_t))
+                    if buf == NULL:
+                        raise MemoryError()
+                    cap = need
+                offs[i] = 0
+                if regex:
+                    for k in range(i, j):
+                        try:
+                            count = self._encode_one(items[k], buf + offs[k], &w)
+                        except ValueError as e:
+                            raise ValueError(f"texts[{k}]: {e}") from None
+                        offs[k + 1] = offs[k] + count
+                else:
+                    with nogil:
+                        for k in range(i, j):
+                            count = _encode_text(&self.m, &ts[k], is_bytes[k], buf + offs[k], &w)
+                            if count < 0:
+                                break
+                            offs[k + 1] = offs[k] + count
+                    if count < 0:
+                        _raise(count, &w, f"texts[{k}]: ")
+                for k in range(i, j):  # the lists, empty (NULL items), under the GIL
+                    one = PyList_New(offs[k + 1] - offs[k])
+                    PyObject_GC_UnTrack(<PyObject*>one)  # ints only: in no cycle (see _as_list)
+                    slots[k] = (<PyListObject*>one).ob_item
+                    Py_INCREF(one)
+                    PyList_SET_ITEM(out, k, one)
+                with nogil:  # their items, without it
+                    for k in range(i, j):
+                        src = buf + offs[k]
+                        dst = slots[k]
+                        n = offs[k + 1] - offs[k]
+                        for t in range(n):
+                            dst[t] = ints[src[t]]
+                            refs[src[t]] += 1
+                i = j
+            PyObject_GC_Track(<PyObject*>out)  # whole now; it may hold what the caller adds
+            return out
+        finally:
+            if refs != NULL:
+                _add_references(ints, refs, self.m.n_keys)  # before anything can drop a list
+            free(ts)
+            free(is_bytes)
+            free(offs)
+            free(slots)
+            free(refs)
+            free(buf)
+            _work_free(&w)
+
+    def _encode_spans(self, bytes data, const int64_t[::1] spans):
+        """Benchmarks and tests: the ids of UTF-8 ``data`` whose pieces are given, as byte
+        offsets (start, end, start, end...), whatever the codec's pattern."""
+        cdef size_t n = PyBytes_GET_SIZE(data)
+        cdef int32_t small[2048]
+        cdef int32_t* dst = &small[0]
+        cdef bpe_work w
+        cdef int64_t count, k
+        memset(&w, 0, sizeof(bpe_work))
+        for k in range(spans.shape[0] // 2):
+            if not 0 <= spans[2 * k] <= spans[2 * k + 1] <= <int64_t>n:
+                raise ValueError(f"span {k}: ({spans[2 * k]}, {spans[2 * k + 1]}) is not in 0..{n}")
+        if n + 1 > 2048:
+            dst = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+            if dst == NULL:
+                raise MemoryError()
+        try:
+            count = _merge_text(&self.m, <const uint8_t*>PyBytes_AS_STRING(data), n,
+                                &spans[0] if spans.shape[0] else <const int64_t*>&small[0], spans.shape[0] // 2,
+                                dst, &w)
+            if count < 0:
+                _raise(count, &w, "")
+            return self._as_list(dst, count)
+        finally:
+            if dst != &small[0]:
+                free(dst)
+            _work_free(&w)
+
+    def _merge(self, const uint8_t[::1] piece, str how="search"):
+        """Tests: one piece's ids by ``how``: "search" (what encode does with this piece),
+        or "heap" (the merges replayed, whatever the vocabulary)."""
+        cdef size_t n = piece.shape[0]
+        cdef int32_t* dst = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        cdef bpe_work w
+        cdef int64_t count
+        memset(&w, 0, sizeof(bpe_work))
+        if dst == NULL:
+            raise MemoryError()
+        try:
+            if n == 0:
+                return []
+            if how == "heap":
+                count = _heap_piece(&self.m, &piece[0], n, dst, &w)
+            elif how == "search":
+                count = _piece(&self.m, &piece[0], n, dst, &w)
+            else:
+                raise ValueError(f"how must be 'search' or 'heap', got {how!r}")
+            if count < 0:
+                _raise(count, &w, "")
+            return [dst[i] for i in range(count)]
+        finally:
+            free(dst)
+            _work_free(&w)
+
+    # ------------------------------------------------------------------ decoding
+
+    cdef object _decode(self, object ids, const char* errors):
+        """bytes (errors NULL) or str of the ids: a list, or a buffer of integers."""
+        cdef const int64_t[::1] view
+        cdef int64_t* owned = NULL
+        cdef const int64_t* src
+        cdef Py_ssize_t n, i
+        cdef int64_t kid, size = 0
+        cdef uint8_t* dst = NULL
+        cdef size_t o = 0
+        try:
+            if PyList_CheckExact(ids):
+                n = _list_ids(ids, self.m.n_keys, &owned)
+                src = owned
+            else:
+                arr = np.asarray(ids)
+                if arr.dtype.kind not in "iu" and arr.size:
+                    raise TypeError(f"ids must be integers, got an array of {arr.dtype}")
+                if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= (1 << 63):
+                    i = int(np.argmax(arr >= (1 << 63)))
+                    raise UnknownIdError(int(arr[i]), i, self.m.n_keys)
+                view = np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
+                n = view.shape[0]
+                src = &view[0] if n else NULL
+            for i in range(n):
+                kid = src[i]
+                if kid < 0 or kid >= self.m.n_keys:
+                    raise UnknownIdError(kid, i, self.m.n_keys)
+                size += self._tok_off[kid + 1] - self._tok_off[kid]
+            dst = <uint8_t*>malloc(size + 1)
+            if dst == NULL:
+                raise MemoryError()
+            with nogil:
+                for i in range(n):
+                    kid = src[i]
+                    memcpy(dst + o, self.m.tok_bytes + self._tok_off[kid], self._tok_off[kid + 1] - self._tok_off[kid])
+                    o += self._tok_off[kid + 1] - self._tok_off[kid]
+            if errors == NULL:
+                return PyBytes_FromStringAndSize(<char*>dst, size)
+            return PyUnicode_DecodeUTF8(<char*>dst, size, errors)
+        finally:
+            free(owned)
+            free(dst)
+
+    def decode(self, ids):
+        """Ids (a list of ints, or an array/buffer of integers) -> bytes. Raises UnknownIdError."""
+        return self._decode(ids, NULL)
+
+    def decode_str(self, ids, str errors="replace"):
+        """Ids -> str, the bytes decoded as UTF-8 with ``errors``."""
+        if errors == "replace":
+            return self._decode(ids, b"replace")
+        cdef bytes e = errors.encode()
+        return self._decode(ids, e)
+
+
+cdef struct _cursor:  # _spans: where the char offsets are in the UTF-8
+    Py_ssize_t at_char
+    size_t at_byte
+    int64_t count
+    bint ascii
+
+
+cdef int _add_span(_cursor* c, const uint8_t* s, bpe_work* w, Py_ssize_t start, Py_ssize_t end) except -1:
+    """A piece at chars [start, end), after the last one, as byte offsets into w.spans."""
+    if _reserve(<void**>&w.spans, &w.spans_cap, 2 * c.count + 2, sizeof(int64_t), True) < 0:
+        raise MemoryError()
+    if c.ascii:
+        w.spans[2 * c.count] = start
+        w.spans[2 * c.count + 1] = end
+    else:
+        c.at_byte = _advance(s, c.at_byte, start - c.at_char)
+        w.spans[2 * c.count] = c.at_byte
+        c.at_byte = _advance(s, c.at_byte, end - start)
+        w.spans[2 * c.count + 1] = c.at_byte
+        c.at_char = end
+    c.count += 1
+    return 0
+
+
+cdef int _raise(int64_t code, bpe_work* w, str where) except -1:
+    if code == BPE_ERR_UTF8:
+        raise ValueError(f"{where}invalid UTF-8 at byte offset {w.bad}")
+    if code == BPE_ERR_MEMORY:
+        raise MemoryError()
+    raise RuntimeError(f"{where}BPE encoding failed (error {code}): a bug in bbpe.bpe._codec")
+
+
+cdef Py_ssize_t _list_ids(list ids, int64_t n_keys, int64_t** out) except -1:
+    """The ids of a list, checked, into a malloc'd array (*out, which the caller frees)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(ids), i
+    cdef int64_t kid
+    cdef int overflow = 0
+    cdef PyObject* item
+    cdef int64_t* buf = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    if buf == NULL:
+        raise MemoryError()
+    out[0] = buf
+    for i in range(n):
+        item = PyList_GET_ITEM(ids, i)  # borrowed: no reference counting per id
+        if _long_check_exact(item):
+            kid = _long_value(item, &overflow)
+            if overflow:
+                raise UnknownIdError(<object>item, i, n_keys)
+        else:
+            kid = _as_id(<object>item, i, n_keys)
+        if kid < 0 or kid >= n_keys:
+            raise UnknownIdError(<object>item, i, n_keys)
+        buf[i] = kid
+    return n
+
+
+cdef int64_t _as_id(object item, Py_ssize_t pos, int64_t n_keys) except? -2:
+    # a list item that is not exactly an int: bool, numpy integer... or junk
+    if isinstance(item, float) or not hasattr(item, "__index__"):
+        raise TypeError(f"ids must be integers, got {type(item).__name__} at position {pos}")
+    value = item.__index__()
+    if not -(1 << 63) <= value < (1 << 63):
+        raise UnknownIdError(value, pos, n_keys)
+    return value

@@ -1,0 +1,357 @@
+# cython: language_level=3
+"""The model-free hot loops of bbpe's user layer, compiled, and the base of every compiled
+model.
+
+``CompiledModel`` (declared in _fast.pxd) is the Cython base class of each model's codec
+(XBBPE's ``bbpe.codec.Model``; BPE's), and ``TokenizerBase`` the per-call hot path of
+``bbpe.Tokenizer``: ``encode`` on a str or bytes into a list reaches any compiled model
+through one vtable call, from Cython to C without a Python frame.
+
+The rest serves every model's batches and corpora, each a small function over Python lists
+or flat arrays that would cost a Python-level pass per token or per text: with the GIL
+(they make or read Python objects) the HF-style batch lists (``frame_rows``), the check
+that a batch holds only str and bytes (``plain_texts``) and the scan of result lists for
+given ids (``rows_holding``); without it the padded-batch fill (``pad_rows``) and the
+UTF-8 check of a corpus (``utf8_valid_prefix``). The inline helpers they share with the
+codecs (list and collector helpers, a str's storage) are in _cpython.pxd.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.string cimport memset
+
+from bbpe.common._cpython cimport (
+    PyList_CheckExact,
+    PyList_GET_ITEM,
+    PyList_GET_SIZE,
+    PyListObject,
+    PyObject_GC_IsTracked,
+    PyObject_GC_Track,
+    PyObject_GC_UnTrack,
+    PyTupleObject,
+    _bytes_check_exact,
+    _fill,
+    _long_check_exact,
+    _long_value,
+    _own_copy,
+    _put,
+    _unicode_check_exact,
+)
+
+
+# ----------------------------------------------------------------------------- the models' base
+
+cdef class CompiledModel:
+    """The base of every compiled model (``bbpe.codec.Model`` for XBBPE): what
+    ``TokenizerBase.encode`` calls, from C. It encodes nothing itself."""
+
+    cdef list _encode_list(self, object data, int flags):
+        raise TypeError(f"{type(self).__name__} is no compiled model: it does not implement _encode_list")
+
+
+cdef class TokenizerBase:
+    """The per-call hot path of ``bbpe.Tokenizer`` (which subclasses this): ``encode`` on a
+    str or bytes into a list goes straight to the C encoder, without a Python frame."""
+
+    cdef public CompiledModel _model  # any model's codec: encode is one vtable call
+    cdef public bint bug_compat
+    cdef public bint _has_specials  # added special tokens: matched in Python first (``_encode_other``)
+
+    def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list", bint split_special_tokens=False,
+               allowed_special=None, disallowed_special=()):
+        """Text -> ids. ``str`` is UTF-8 encoded (lone surrogates with ``surrogatepass``);
+        ``bytes`` are UTF-8, or GBK with ``gbk=True`` (converted as the reference does).
+        ``out="numpy"`` (or ``"np"``) returns a uint32 array instead of a list. Special
+        tokens (the model's own and those added) are matched whole, unless
+        ``split_special_tokens`` (HF: then every one is plain text) or ``allowed_special``
+        (tiktoken: only those named, or ``"all"``); one of ``disallowed_special``
+        (``"all"``: every one not allowed) in the text raises ValueError.
+
+        >>> tok.encode("床前明月光")                                     # doctest: +SKIP
+        [229, 186, 138, 323, 400, 277, 506]
+        """
+        cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
+        if (not gbk and out == "list" and not self._has_specials and not split_special_tokens
+                and allowed_special is None and not disallowed_special):
+            return self._model._encode_list(text, MODEL_BUG_COMPAT if compat else 0)  # a str: in C
+        return self._encode_other(text, gbk, compat, out, split_special_tokens, allowed_special, disallowed_special)
+
+
+# ----------------------------------------------------------------------------- texts
+
+def _plain_text(obj, str name):
+    """A text that is not exactly a str or bytes, as the str or bytes the encoder takes: a
+    str or bytes subclass (numpy's ``str_``, ``bytes_``) as the plain object, a buffer of
+    bytes (bytearray, memoryview, a uint8 array) copied; anything else is a TypeError that
+    names ``name`` and the type (``None`` is no empty text, an int no count of NULs)."""
+    if isinstance(obj, str):
+        return str.__str__(obj)  # the chars it holds, whatever its own __str__ says
+    if isinstance(obj, bytes):
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj))
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise TypeError(f"{name} must be a str or a bytes-like object, got {type(obj).__name__}") from None
+    if view.itemsize != 1 or view.format not in ("B", "b", "c"):
+        raise TypeError(f"{name} must be a str or a bytes-like object of bytes, got a buffer of "
+                        f"{view.format!r} items ({type(obj).__name__})")
+    return view.tobytes()
+
+
+def plain_texts(list texts):
+    """True when every item is exactly a str or bytes (what the batch encoder takes as is);
+    a C loop, so a large batch needs no Python-level pass to check it."""
+    cdef Py_ssize_t i
+    cdef PyObject* item
+    for i in range(PyList_GET_SIZE(texts)):
+        item = PyList_GET_ITEM(texts, i)
+        if not (_unicode_check_exact(item) or _bytes_check_exact(item)):
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------- batches
+
+def longest_row(const int64_t[::1] starts):
+    """The most ids of one text in a flat batch whose text r is ``starts[r]:starts[r+1]``."""
+    cdef Py_ssize_t r
+    cdef int64_t most = 0
+    for r in range(starts.shape[0] - 1):
+        most = max(most, starts[r + 1] - starts[r])
+    return most
+
+
+cdef inline Py_ssize_t _capped(Py_ssize_t n, Py_ssize_t cap) noexcept nogil:
+    """How many of a text's ``n`` ids a batch keeps: the first ``cap`` (all when ``cap`` < 0)."""
+    return cap if 0 <= cap < n else n
+
+
+def pad_rows(const uint32_t[::1] flat, const int64_t[::1] starts, Py_ssize_t cap,
+             const int64_t[::1] prefix, const int64_t[::1] suffix, int64_t pad_id, bint left,
+             int64_t[:, ::1] ids, int64_t[:, ::1] mask=None, bint keep_end=False):
+    """Fill a padded batch in one pass, without the GIL: row r of ``ids`` gets ``prefix``,
+    the ids ``flat[starts[r]:starts[r+1]]`` (the first ``cap`` of them, or the last with
+    ``keep_end``; all when ``cap`` < 0), ``suffix``, and ``pad_id`` in the rest (before them
+    when ``left``); row r of ``mask`` 1 under those ids and 0 under the padding. The padded
+    arrays are mostly padding, so the cost is writing them once, which numpy's fancy
+    indexing and broadcast masks do several times over."""
+    cdef Py_ssize_t rows = ids.shape[0], width = ids.shape[1], r, c, shift, n
+    cdef Py_ssize_t npre = prefix.shape[0], nsuf = suffix.shape[0], total
+    cdef int64_t* row
+    cdef int64_t* mrow
+    cdef const uint32_t* src
+    if starts.shape[0] < rows + 1 or (mask is not None and (mask.shape[0] != rows or mask.shape[1] != width)):
+        raise ValueError("pad_rows: the shapes of starts, ids and mask do not agree")
+    for r in range(rows):  # each test on its own, so that no sum can overflow
+        n = _capped(starts[r + 1] - starts[r], cap)
+        if (starts[r] < 0 or starts[r + 1] < starts[r] or starts[r + 1] > flat.shape[0]
+                or n > width - npre - nsuf):
+            raise ValueError(f"pad_rows: row {r} does not fit ({n} ids from {starts[r]}, width {width})")
+    if rows == 0 or width == 0:
+        return
+    with nogil:
+        for r in range(rows):
+            n = _capped(starts[r + 1] - starts[r], cap)
+            total = npre + n + nsuf
+            shift = width - total if left else 0
+            row = &ids[r, 0]
+            for c in range(shift):
+                row[c] = pad_id
+            for c in range(npre):
+                row[shift + c] = prefix[c]
+            src = &flat[starts[r + 1] - n if keep_end else starts[r]] if n else NULL
+            for c in range(n):  # widened from the codec's uint32
+                row[shift + npre + c] = src[c]
+            for c in range(nsuf):
+                row[shift + npre + n + c] = suffix[c]
+            for c in range(shift + total, width):
+                row[c] = pad_id
+            if mask is not None:
+                mrow = &mask[r, 0]
+                memset(mrow, 0, shift * sizeof(int64_t))
+                for c in range(shift, shift + total):
+                    mrow[c] = 1
+                memset(mrow + shift + total, 0, (width - shift - total) * sizeof(int64_t))
+
+
+def frame_rows(list rows, tuple prefix, tuple suffix, Py_ssize_t cap, Py_ssize_t width, object pad_id,
+               bint left, bint mask, bint keep_end=False):
+    """A batch as lists, the HF way, in one C pass: (ids, masks or None). Row r of ``ids``
+    is ``prefix + rows[r][:cap] + suffix`` (``rows[r][-cap:]`` with ``keep_end``; all of the
+    row when ``cap`` < 0), padded with ``pad_id`` to ``width`` when it is shorter (before it
+    when ``left``; a longer row stays as it is, as transformers leaves it); row r of
+    ``masks`` is 1 under those ids and 0 under the padding.
+
+    Every list it returns holds only ints and is untracked by the collector, like the
+    encoder's (see ``bbpe.codec.Model._as_list``): a kept batch costs the collections nothing. The
+    template's and the padding's ids are checked to be exactly int, and so are the items
+    of a row the collector tracks, which is copied; a row that is untracked already (the
+    encoder's) and gets nothing added is returned as it is."""
+    cdef Py_ssize_t npre = len(prefix), nsuf = len(suffix), m, r, n, shift, at, w, first
+    cdef list items, ids_out, masks_out = None, one, row
+    cdef PyObject** dst
+    cdef PyObject* item
+    cdef PyObject* pad = <PyObject*>pad_id
+    cdef PyObject* one_int = <PyObject*>_ONE
+    cdef PyObject* zero_int = <PyObject*>_ZERO
+    for item in (<PyTupleObject*>prefix).ob_item[:npre]:
+        if not _long_check_exact(item):
+            raise TypeError(f"frame_rows: the prefix must hold ints, got {type(<object>item).__name__}")
+    for item in (<PyTupleObject*>suffix).ob_item[:nsuf]:
+        if not _long_check_exact(item):
+            raise TypeError(f"frame_rows: the suffix must hold ints, got {type(<object>item).__name__}")
+    if not _long_check_exact(pad):
+        raise TypeError(f"frame_rows: pad_id must be an int, got {type(pad_id).__name__}")
+    items = _own_copy(rows, 0, None)  # what a finaliser run by an allocation does to rows cannot reach it
+    m = PyList_GET_SIZE(items)
+    # each outer list untracked as soon as it is made, before anything else is allocated: the
+    # collection an allocation may set off can run a finaliser that calls gc.get_objects(),
+    # which must not find a list with holes
+    ids_out = PyList_New(m)
+    PyObject_GC_UnTrack(<PyObject*>ids_out)
+    if mask:
+        masks_out = PyList_New(m)
+        PyObject_GC_UnTrack(<PyObject*>masks_out)
+    for r in range(m):
+        item = PyList_GET_ITEM(items, r)
+        if not PyList_CheckExact(<object>item):
+            raise TypeError(f"frame_rows: rows[{r}] is a {type(<object>item).__name__}, not a list")
+        row = <list>item
+        n = _capped(PyList_GET_SIZE(row), cap)
+        w = max(width, npre + n + nsuf)
+        shift = w - (npre + n + nsuf)
+        if shift == 0 and npre + nsuf == 0 and n == PyList_GET_SIZE(row) and not PyObject_GC_IsTracked(
+                <PyObject*>row):
+            Py_INCREF(row)  # the encoder's, with nothing to add: as it is
+            PyList_SET_ITEM(ids_out, r, row)
+        else:
+            one = PyList_New(w)
+            PyObject_GC_UnTrack(<PyObject*>one)  # ints only
+            # checked after the allocation, which may run a finaliser that changes the row,
+            # and before the copy, between which nothing runs
+            if PyList_GET_SIZE(row) < n:
+                raise RuntimeError(f"frame_rows: rows[{r}] changed while it was framed")
+            first = PyList_GET_SIZE(row) - n if keep_end else 0  # the first id kept
+            _check_ints(row, first, n, r)
+            dst = (<PyListObject*>one).ob_item
+            at = shift if left else 0  # where the ids begin
+            _put(dst + at, (<PyTupleObject*>prefix).ob_item, npre)
+            _put(dst + at + npre, (<PyListObject*>row).ob_item + first, n)
+            _put(dst + at + npre + n, (<PyTupleObject*>suffix).ob_item, nsuf)
+            _fill(dst + (0 if left else w - shift), pad, shift)
+            Py_INCREF(one)
+            PyList_SET_ITEM(ids_out, r, one)
+        if mask:
+            one = PyList_New(w)
+            PyObject_GC_UnTrack(<PyObject*>one)
+            dst = (<PyListObject*>one).ob_item
+            _fill(dst, zero_int if left else one_int, shift if left else w - shift)
+            _fill(dst + (shift if left else w - shift), one_int if left else zero_int, w - shift if left else shift)
+            Py_INCREF(one)
+            PyList_SET_ITEM(masks_out, r, one)
+    PyObject_GC_Track(<PyObject*>ids_out)  # whole now; they may hold what the caller adds
+    if mask:
+        PyObject_GC_Track(<PyObject*>masks_out)
+    return ids_out, masks_out
+
+
+cdef object _ONE = 1
+cdef object _ZERO = 0
+
+
+cdef int _check_ints(list row, Py_ssize_t first, Py_ssize_t n, Py_ssize_t r) except -1:
+    """That ``row[first:first + n]`` holds only exact ints, when the collector tracks the
+    row: an untracked one (the encoder's) holds only ints already."""
+    cdef Py_ssize_t c
+    if PyObject_GC_IsTracked(<PyObject*>row):
+        for c in range(first, first + n):
+            if not _long_check_exact(PyList_GET_ITEM(row, c)):
+                raise TypeError(f"frame_rows: rows[{r}][{c}] is not an int")
+    return 0
+
+
+def rows_holding(list rows, const int64_t[::1] ids):
+    """The indices of the rows (lists of ints, as the encoder makes them) that hold one of
+    the few ``ids``: a C loop, so that finding the texts in which a special token read as
+    plain text was matched costs little beside encoding them (``encode_ordinary_batch``)."""
+    cdef Py_ssize_t r, i, n = ids.shape[0]
+    cdef PyObject* item
+    cdef int overflow = 0
+    hits = []
+    for r in range(PyList_GET_SIZE(rows)):
+        row = <object>PyList_GET_ITEM(rows, r)
+        if not PyList_CheckExact(row):
+            raise TypeError(f"rows[{r}] must be a list, got {type(row).__name__}")
+        for i in range(PyList_GET_SIZE(row)):
+            item = PyList_GET_ITEM(row, i)
+            if _long_check_exact(item) and _holds(ids, n, _long_value(item, &overflow)) and not overflow:
+                hits.append(r)
+                break
+    return hits
+
+
+cdef inline bint _holds(const int64_t[::1] ids, Py_ssize_t n, int64_t kid) noexcept:
+    cdef Py_ssize_t j
+    for j in range(n):
+        if ids[j] == kid:
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------- UTF-8
+
+cdef Py_ssize_t _utf8_valid_prefix(const uint8_t* s, Py_ssize_t n, bint* invalid) noexcept nogil:
+    """The length of the longest prefix of s[0:n] made of whole valid UTF-8 sequences (as
+    Python's strict decoder defines them: no overlongs, no surrogates, at most U+10FFFF);
+    *invalid says whether what follows is invalid (rather than a sequence cut by the end)."""
+    cdef Py_ssize_t i = 0, need, k
+    cdef uint8_t c, c1, lo, hi
+    invalid[0] = False
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            invalid[0] = True
+            return i
+        for k in range(1, need + 1):
+            if i + k >= n:
+                return i  # cut by the end: the caller may have the rest
+            c1 = s[i + k]
+            if not ((lo if k == 1 else 0x80) <= c1 <= (hi if k == 1 else 0xBF)):
+                invalid[0] = True
+                return i
+        i += need + 1
+    return n
+
+
+def utf8_valid_prefix(const uint8_t[::1] data, Py_ssize_t start=0):
+    """(length, invalid): the longest prefix of ``data`` that is whole valid UTF-8 (from
+    ``start``, where a char must begin), and whether the bytes after it are invalid
+    (False: valid, or a sequence the end cuts). Without the GIL."""
+    cdef Py_ssize_t n = data.shape[0], at
+    cdef bint invalid = False
+    if not 0 <= start <= n:
+        raise ValueError(f"start {start} is outside the data (0..{n})")
+    with nogil:
+        at = start + _utf8_valid_prefix(&data[0] + start if n else NULL, n - start, &invalid)
+    return at, invalid

@@ -1,0 +1,201 @@
+"""Generate bbpe/bpe/unicode_classes.h: the class of every code point, for the compiled
+pre-tokenizers of bbpe/bpe/_pretokenize.pyx.
+
+    python tools/make_unicode_classes.py            # (re)writes the header
+    python tools/make_unicode_classes.py --check    # compares the classes with tiktoken's and
+                                                    # HF tokenizers' own regex engines
+
+A class is a set of bits, one per character class that the patterns use:
+
+    BBPE_CLS_L    \\p{L}
+    BBPE_CLS_N    \\p{N}
+    BBPE_CLS_S    \\s (Unicode White_Space: no U+001C..U+001F, unlike str.isspace)
+    BBPE_CLS_UP   [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]   o200k's "upper" letters
+    BBPE_CLS_LO   [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]          o200k's "lower" letters
+
+Anything else, [^\\s\\p{L}\\p{N}], has none of L, N, S; \\r and \\n the scanners test by byte.
+The table has two stages: block = stage1[cp >> 8], class = stage2[block << 8 | (cp & 0xFF)];
+block 0 is the first 256 code points, so ASCII is stage2[byte].
+
+The classes are what the ``regex`` package says, at the Unicode version of the engines whose
+ids bbpe must reproduce. regex 2026.5.9 is at Unicode 17.0. tiktoken 0.14 (the Rust ``regex``
+crate under fancy-regex) and HF tokenizers 0.23 (Oniguruma) are both at Unicode 16.0: probed
+one class at a time over all code points (``--check``), they agree with each other exactly and
+differ from ``regex`` at 4,700 code points, all of them UNICODE_17_CHANGES below: the letters,
+digits and marks that Unicode 17.0 added (in 16.0 unassigned, so none of the classes) and
+U+0295 LATIN LETTER PHARYNGEAL VOICED FRICATIVE, which 17.0 moved from Ll to Lo. The table
+follows tiktoken and HF there. If ``--check`` reports anything, an engine moved to another
+Unicode version: update UNICODE_17_CHANGES (and regex's version below) and regenerate.
+
+Case folding (the patterns' (?i:'s|'t|...)) needs no table: under simple case folding, which
+``regex``, Rust's regex and Oniguruma use, the only non-ASCII code point that matches one of
+s t r e v m l d is U+017F LATIN SMALL LETTER LONG S (as s); the scanners test it by bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HEADER = Path(__file__).resolve().parent.parent / "bbpe" / "bpe" / "unicode_classes.h"
+REGEX_UNICODE = "17.0"     # the Unicode version of the `regex` package this was made with
+ENGINE_UNICODE = "16.0"    # tiktoken's and HF tokenizers'
+
+CLS_L, CLS_N, CLS_S, CLS_UP, CLS_LO = 1, 2, 4, 8, 16
+CLASSES = {  # bit -> the regex class it stands for
+    CLS_L: r"\p{L}",
+    CLS_N: r"\p{N}",
+    CLS_S: r"\s",
+    CLS_UP: r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
+    CLS_LO: r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",
+}
+
+# (first, last, class at Unicode 16.0): where `regex` (17.0) differs from tiktoken and HF
+UNICODE_17_CHANGES = [
+    (0x0295, 0x0295, CLS_L | CLS_LO),  # Ll in 16.0, Lo in 17.0
+    (0x088F, 0x088F, 0), (0x0C5C, 0x0C5C, 0), (0x0CDC, 0x0CDC, 0), (0x1ACF, 0x1ADD, 0),
+    (0x1AE0, 0x1AEB, 0), (0xA7CE, 0xA7CF, 0), (0xA7D2, 0xA7D2, 0), (0xA7D4, 0xA7D4, 0),
+    (0xA7F1, 0xA7F1, 0), (0x10940, 0x10959, 0), (0x10EC5, 0x10EC7, 0), (0x10EFA, 0x10EFB, 0),
+    (0x11B60, 0x11B67, 0), (0x11DB0, 0x11DDB, 0), (0x11DE0, 0x11DE9, 0), (0x16EA0, 0x16EB8, 0),
+    (0x16EBB, 0x16ED3, 0), (0x16FF2, 0x16FF6, 0), (0x187F8, 0x187FF, 0), (0x18D09, 0x18D1E, 0),
+    (0x18D80, 0x18DF2, 0), (0x1E6C0, 0x1E6DE, 0), (0x1E6E0, 0x1E6F5, 0), (0x1E6FE, 0x1E6FF, 0),
+    (0x2B73A, 0x2B73F, 0), (0x2CEA2, 0x2CEAD, 0), (0x323B0, 0x33479, 0),
+]
+
+
+def _all_code_points() -> str:
+    """Every code point but the surrogates (which cannot be in a str that is encoded)."""
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+
+
+def regex_classes() -> bytearray:
+    """The class of every code point as the ``regex`` package has it."""
+    import regex
+
+    text = _all_code_points()
+    cls = bytearray(0x110000)
+    for bit, pattern in CLASSES.items():
+        for ch in regex.findall(pattern, text):
+            cls[ord(ch)] |= bit
+    return cls
+
+
+def classes() -> bytearray:
+    """The class of every code point at tiktoken's and HF's Unicode version."""
+    cls = regex_classes()
+    for first, last, value in UNICODE_17_CHANGES:
+        cls[first:last + 1] = bytes([value]) * (last - first + 1)
+    return cls
+
+
+def tables(cls: bytearray) -> tuple[list[int], list[bytes]]:
+    """The two stages: the block of each 256 code points, and the distinct blocks."""
+    blocks: dict[bytes, int] = {}
+    stage1 = [blocks.setdefault(bytes(cls[b:b + 256]), len(blocks)) for b in range(0, 0x110000, 256)]
+    assert len(blocks) <= 256, "stage 1 is uint8_t"
+    return stage1, list(blocks)
+
+
+def render() -> str:
+    """The header's text."""
+    cls = classes()
+    # the o200k scanner relies on it: a letter is in one of its two letter classes
+    assert all(c & (CLS_UP | CLS_LO) for c in cls if c & CLS_L)
+    stage1, stage2 = tables(cls)
+
+    def rows(values: list[int], per_line: int) -> str:
+        return "\n".join("    " + ",".join(map(str, values[i:i + per_line])) + ","
+                         for i in range(0, len(values), per_line))
+
+    flat = [v for block in stage2 for v in block]
+    return f"""\
+/* Generated by tools/make_unicode_classes.py: do not edit. The class of each code point for
+   the compiled pre-tokenizers (bbpe/bpe/_pretokenize.pyx), from the regex package (Unicode
+   {REGEX_UNICODE}) brought back to Unicode {ENGINE_UNICODE}, the version of tiktoken's and HF tokenizers'
+   regex engines. class = bbpe_cls_stage2[bbpe_cls_stage1[cp >> 8] << 8 | (cp & 0xFF)]. */
+#ifndef BBPE_UNICODE_CLASSES_H
+#define BBPE_UNICODE_CLASSES_H
+
+#include <stdint.h>
+
+#define BBPE_CLS_L  {CLS_L:<3}/* \\p{{L}} */
+#define BBPE_CLS_N  {CLS_N:<3}/* \\p{{N}} */
+#define BBPE_CLS_S  {CLS_S:<3}/* \\s: White_Space */
+#define BBPE_CLS_UP {CLS_UP:<3}/* [\\p{{Lu}}\\p{{Lt}}\\p{{Lm}}\\p{{Lo}}\\p{{M}}] */
+#define BBPE_CLS_LO {CLS_LO:<3}/* [\\p{{Ll}}\\p{{Lm}}\\p{{Lo}}\\p{{M}}] */
+#define BBPE_CLS_LNS (BBPE_CLS_L | BBPE_CLS_N | BBPE_CLS_S)  /* [^\\s\\p{{L}}\\p{{N}}] has none of these */
+
+static const uint8_t bbpe_cls_stage1[{len(stage1)}] = {{
+{rows(stage1, 32)}
+}};
+
+static const uint8_t bbpe_cls_stage2[{len(flat)}] = {{
+{rows(flat, 32)}
+}};
+
+#endif
+"""
+
+
+def engine_classes(pattern: str) -> dict[str, set[int]]:
+    """The code points that ``pattern`` (one character class) matches in tiktoken's and in HF
+    tokenizers' regex engines, where they are installed."""
+    text = _all_code_points()
+    found: dict[str, set[int]] = {}
+    try:
+        import tiktoken
+    except ImportError:
+        print("tiktoken is not installed: not checked against it", file=sys.stderr)
+    else:
+        # tiktoken encodes only what the pattern matches: with every code point a token
+        # (and the byte prefixes that merge into it), the tokens are the matched code points
+        hits: set[int] = set()
+        for base in range(0, len(text), 1 << 16):
+            chunk = text[base:base + (1 << 16)]
+            ranks = {bytes([b]): b for b in range(256)}
+            for ch in chunk:
+                encoded = ch.encode()
+                for k in range(2, len(encoded) + 1):
+                    ranks.setdefault(encoded[:k], len(ranks))
+            enc = tiktoken.Encoding("classes", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+            hits.update(ord(enc.decode_single_token_bytes(t).decode()) for t in enc.encode_ordinary(chunk))
+        found["tiktoken"] = hits
+    try:
+        from tokenizers import Regex, pre_tokenizers
+    except ImportError:
+        print("tokenizers is not installed: not checked against it", file=sys.stderr)
+    else:
+        # HF's Split, its matches removed: what is left is everything else
+        split = pre_tokenizers.Split(Regex(pattern), behavior="removed")
+        kept = {ord(ch) for piece, _ in split.pre_tokenize_str(text) for ch in piece}
+        found["tokenizers"] = {ord(ch) for ch in text} - kept
+    return found
+
+
+def check() -> int:
+    """Compares the classes with the engines'; returns the number of code points that differ."""
+    cls = classes()
+    bad = 0
+    for bit, pattern in CLASSES.items():
+        ours = {c for c in range(0x110000) if cls[c] & bit}
+        for engine, theirs in engine_classes(pattern).items():
+            diff = sorted(ours ^ theirs)
+            bad += len(diff)
+            print(f"{pattern}: {engine} differs at {len(diff)} code points "
+                  f"{' '.join(f'U+{c:04X}' for c in diff[:40])}{' ...' if len(diff) > 40 else ''}")
+    return bad
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with tiktoken's and HF's engines")
+    args = parser.parse_args()
+    if args.check:
+        sys.exit(1 if check() else 0)
+    HEADER.write_text(render(), encoding="utf-8")
+    print(f"wrote {HEADER}")
+
+
+if __name__ == "__main__":
+    main()
