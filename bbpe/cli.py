@@ -1,20 +1,30 @@
-"""The ``bbpe`` command: train, encode, decode and inspect ``.bin`` files.
+"""The ``bbpe`` command: train, encode, decode, count and inspect every model bbpe reads.
 
+A model (``-m``) is a file ``bbpe.load`` reads, told apart by its content: XBBPE's ``.bin``,
+bbpe's JSON file or an HF ``tokenizer.json``; or a tiktoken ranks file, which holds no
+pre-tokenizer pattern, given one with ``--pattern`` (a name of tiktoken's, or the regex).
 The verbs print what the reference driver ``xbbpe`` prints, byte for byte: ``encode`` one
 line of space-separated ids per input line, ``decode`` one line of text per line of ids,
-``vocab``/``trainenc``/``special`` the dumps. Every file a verb reads may be ``-``, standard
-input: a corpus, an input, or a model from a pipe (``-m -``), but not a model and an input at
-once. Errors are one line on stderr and exit code 1 (2 for usage errors); no traceback.
+``vocab``/``trainenc``/``special`` the dumps (``trainenc`` and ``special`` are XBBPE's
+alone); ``count`` the tokens of each line, or with ``--total`` of each file, as ``wc``
+prints its counts. Every file a verb reads may be ``-``, standard input: a corpus, an
+input, or a model from a pipe (``-m -``), but not a model and an input at once. Errors are
+one line on stderr and exit code 1 (2 for usage errors); no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
+import io
 import os
 import re
+import stat
 import sys
 import warnings
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 # The command never calls BLAS, and numpy's OpenBLAS starts a thread per core that
@@ -25,7 +35,7 @@ from typing import BinaryIO
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import __version__
-from .common.blocks import read_chunks, split_lines, windows_text
+from .common.blocks import after_last_lf, block_lines, cut_blocks, read_chunks, split_lines, windows_text
 from .common.gbk import gbk_line_problem
 from .common.resources import fix_mmap_threshold
 from .errors import CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError
@@ -33,18 +43,56 @@ from .tokenizer import Tokenizer
 from .xbbpe.tokenizer import DEFAULT_CORPUS, DEFAULT_VOCAB_SIZE, XBBPE
 
 _ID_TOKEN = re.compile(rb"[+-]?[0-9]+\Z")
+_PATTERN_NAMES = ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+_BLOCK_BYTES = 1 << 20  # encode and count take the input in blocks of whole lines of about this size
 
 
 class CliError(Exception):
     """An error the CLI reports as one line."""
 
 
+_MODEL_HELP = (".bin, bbpe's JSON or HF tokenizer.json model file, or a tiktoken ranks file with --pattern "
+               "(- reads stdin)")
+_PATTERN_HELP = (f"the pre-tokenizer pattern of a tiktoken ranks file: one of tiktoken's names ({', '.join(_PATTERN_NAMES)}) "
+                 "or the regex; a name given with tiktoken's own file for it adds that encoding's special tokens")
+
+
+def _positive_int(text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def _model_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
+    """The model a verb reads: ``-m``/``--model`` (a positional for the dumps) and ``--pattern``."""
+    if positional:
+        p.add_argument("model", help=_MODEL_HELP)
+    else:
+        p.add_argument("-m", "--model", required=True, help=_MODEL_HELP)
+    p.add_argument("--pattern", metavar="PATTERN", help=_PATTERN_HELP)
+
+
+def _encoding_options(p: argparse.ArgumentParser) -> None:
+    """How ``encode`` and ``count`` read and encode their input."""
+    p.add_argument("--gbk", action="store_true", help="the input is GBK")
+    p.add_argument("--bug-compat", action="store_true", help="reproduce the reference's lossy encoding (Q14, Q20.1; "
+                   "XBBPE models)")
+    p.add_argument("--windows-text", action="store_true", help="read the input as the Windows build does (CRLF -> LF)")
+    p.add_argument("--strict", action="store_true", help="with --gbk: refuse input that is not GBK")
+    p.add_argument("--split-special-tokens", action="store_true",
+                   help="read special tokens in the text as plain text (tiktoken's encode_ordinary); by default each "
+                        "is matched whole, its one id")
+    p.add_argument("--threads", type=_positive_int, metavar="N",
+                   help="encode on N threads (default: every CPU this process may use)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bbpe", description="Byte-level BPE for Chinese and mixed text (an exact port of XBBPE).")
+    p = argparse.ArgumentParser(prog="bbpe", description="Byte-level BPE tokenizers: an exact port of XBBPE (for Chinese "
+                                "and mixed text), and the BPE of tiktoken's and HF's files.")
     p.add_argument("--version", action="version", version=f"bbpe {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    t = sub.add_parser("train", help="train a vocabulary and write a .bin (as `xbbpe train`)")
+    t = sub.add_parser("train", help="train an XBBPE vocabulary and write a .bin (as `xbbpe train`)")
     t.add_argument("corpus", nargs="*", help="UTF-8 corpus files, one text per line, trained on one after the other "
                    f"as `cat` joins them; - reads stdin (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
     t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
@@ -67,27 +115,35 @@ def _parser() -> argparse.ArgumentParser:
                    help="train even if the corpus looks too big for the memory available")
 
     e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
-    e.add_argument("-m", "--model", required=True, help=".bin or JSON model file (- reads stdin)")
+    _model_options(e)
     e.add_argument("file", nargs="?", help="input (default or -: stdin)")
-    e.add_argument("--gbk", action="store_true", help="the input is GBK")
-    e.add_argument("--bug-compat", action="store_true", help="reproduce the reference's lossy encoding (Q14, Q20.1)")
-    e.add_argument("--windows-text", action="store_true", help="read the input as the Windows build does (CRLF -> LF)")
-    e.add_argument("--strict", action="store_true", help="with --gbk: refuse input that is not GBK")
+    _encoding_options(e)
     e.add_argument("--output-format", choices=("id", "piece"), default="id",
-                   help="id: the ids (as `xbbpe encode`); piece: the tokens as text, <0xHH> for a byte that is "
-                        "not part of a UTF-8 char (as `spm_encode --output_format=piece`)")
+                   help="id: the ids (as `xbbpe encode`); piece: the tokens as text (the model's form: GPT-2's "
+                        "Ġ for a space in BPE models; in XBBPE's, <0xHH> for a byte that is not part of a UTF-8 char, "
+                        "as `spm_encode --output_format=piece`)")
 
     d = sub.add_parser("decode", help="lines of ids -> text lines (as `xbbpe decode`)")
-    d.add_argument("-m", "--model", required=True, help=".bin or JSON model file (- reads stdin)")
+    _model_options(d)
     d.add_argument("file", nargs="?", help="input (default or -: stdin)")
     d.add_argument("--gbk", action="store_true", help="write GBK")
 
-    for name, text in (("vocab", "every entry: id<TAB>len<TAB>hex, by id"),
-                       ("trainenc", "the stored training encodings"),
-                       ("special", "the PAD BOS EOS ids"),
-                       ("info", "a readable summary")):
-        v = sub.add_parser(name, help=text)
-        v.add_argument("model", help=".bin or JSON model file (- reads stdin)")
+    c = sub.add_parser("count", help="the number of tokens of each text line, or of each file (--total)")
+    _model_options(c)
+    c.add_argument("files", nargs="*", metavar="file", help="inputs, one after the other (default or -: stdin)")
+    c.add_argument("-t", "--total", action="store_true",
+                   help="print one count per file instead, as wc does: COUNT NAME (COUNT alone for stdin given no "
+                        "file), then COUNT total after several files; a file's count is the sum of its lines'")
+    _encoding_options(c)
+
+    v = sub.add_parser("vocab", help="every id: id<TAB>len<TAB>hex of its bytes, by id")
+    _model_options(v, positional=True)
+    for name, text in (("trainenc", "the stored training encodings (XBBPE)"),
+                       ("special", "the PAD BOS EOS ids (XBBPE)")):
+        x = sub.add_parser(name, help=text)
+        x.add_argument("model", help=".bin or JSON XBBPE model file (- reads stdin)")
+    i = sub.add_parser("info", help="a readable summary of any model: kind, vocabulary, special tokens")
+    _model_options(i, positional=True)
     return p
 
 
@@ -101,6 +157,22 @@ def _input(path: str | None, windows: bool = False) -> Iterator[bytes]:
     return split_lines(windows_text(chunks) if windows else chunks)
 
 
+def _blocks(path: str | None, windows: bool = False) -> Iterator[tuple[bytes, list[bytes]]]:
+    """An input (none or ``-``: standard input) in blocks of whole lines of about
+    ``_BLOCK_BYTES`` (a longer line is a block of its own), each with its lines as
+    ``_input`` cuts them; nothing holds more than a block. A terminal gives each line as it
+    is typed."""
+    chunks: Iterable[bytes]
+    if _is_stdin(path):
+        stdin = sys.stdin.buffer
+        read = getattr(stdin, "read1", stdin.read) if stdin.isatty() else stdin.read
+        chunks = iter(lambda: read(_BLOCK_BYTES), b"")
+    else:
+        chunks = read_chunks(str(path), _BLOCK_BYTES)
+    for block in cut_blocks(windows_text(chunks) if windows else chunks, after_last_lf):
+        yield block, block_lines(block)
+
+
 def _model_bytes(path: str) -> bytes:
     """A model file's bytes; ``-`` reads it from standard input (``... | bbpe vocab -``)."""
     if path == "-":
@@ -109,26 +181,99 @@ def _model_bytes(path: str) -> bytes:
         return f.read()
 
 
-def _load(path: str, bug_compat: bool = False) -> Tokenizer:
-    """The model a verb names (``_model_bytes``), a ``.bin`` or bbpe's JSON file."""
-    return Tokenizer.from_bytes(_model_bytes(path), bug_compat=bug_compat, name=_shown(path))
+def _sniff(data: bytes) -> str:
+    """What a model file is (``bbpe.bpe.formats.sniff``): "tiktoken", "tokenizer.json"
+    (HF's or bbpe's JSON), "vocab.json" (GPT-2's) or "unknown" (a .bin, or not a model)."""
+    from .bpe.formats import sniff
+
+    return sniff(data[:4096])
 
 
-def _load_xbbpe(path: str) -> XBBPE:
+def _read_model(path: str, bug_compat: bool = False, pattern: str | None = None) -> tuple[Tokenizer, int, str]:
+    """The model a verb names (``_model_bytes``): a file ``bbpe.load`` reads, or with
+    ``pattern`` a tiktoken ranks file (``_ranks_model``); with its size in bytes and a note
+    on the special tokens of a ranks file."""
+    data, name = _model_bytes(path), _shown(path)
+    kind = _sniff(data)
+    if pattern is not None:
+        if kind in ("tokenizer.json", "vocab.json"):
+            raise CliError(f"--pattern is for a tiktoken ranks file: {name} is a JSON model file, which holds its own "
+                           "pre-tokenizer")
+        if bug_compat:
+            raise CliError("--bug-compat reproduces the XBBPE C++'s encoding: a tiktoken ranks file is a BPE model")
+        tok, encoding = _ranks_model(data, name, pattern)
+        return tok, len(data), f" ({encoding}'s: the file is tiktoken's own {encoding} ranks)" if encoding else ""
+    if kind == "tiktoken":
+        raise CliError(f"{name}: a tiktoken ranks file holds no pre-tokenizer pattern: pass --pattern (one of "
+                       f"{', '.join(_PATTERN_NAMES)}, or the regex the ranks were made with)")
+    if kind == "vocab.json":
+        raise CliError(f"{name}: this is GPT-2's vocab.json, which needs its merges.txt: make one tokenizer.json of "
+                       "the two with bbpe.BPE.from_vocab_merges(vocab, merges).save('tokenizer.json')")
+    return Tokenizer.from_bytes(data, bug_compat=bug_compat, name=name), len(data), ""
+
+
+def _load(path: str, bug_compat: bool = False, pattern: str | None = None) -> Tokenizer:
+    return _read_model(path, bug_compat, pattern)[0]
+
+
+def _ranks_model(data: bytes, name: str, pattern: str) -> tuple[Tokenizer, str | None]:
+    """A tiktoken ranks file read with ``pattern`` (``bbpe.BPE.from_tiktoken``), and the
+    tiktoken encoding whose special tokens it got, if any: the file is tiktoken's own for an
+    encoding (its SHA-256 after gunzip is the ``expected_hash``) whose pattern ``pattern``
+    is (by name or as the regex), as ``tiktoken.get_encoding`` holds them. The file alone
+    has no special tokens: without that, it gets none. tiktoken's file with another
+    encoding's pattern is probably a mistake, and gets a warning."""
+    from .bpe.patterns import ENCODINGS, PatternError, resolve_pattern
+    from .bpe.tokenizer import BPE
+
+    try:
+        regex = resolve_pattern(pattern)
+    except PatternError as err:
+        raise CliError(f"--pattern: {err}") from None
+    plain = data
+    if data.startswith(b"\x1f\x8b"):
+        try:
+            plain = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):  # from_tiktoken says what is wrong with it
+            pass
+    digest = hashlib.sha256(plain).hexdigest()
+    own = [known for known, enc in ENCODINGS.items() if enc.expected_hash == digest]
+    encoding = pattern if pattern in own else next((known for known in own if ENCODINGS[known].pattern == regex), None)
+    if own and encoding is None:
+        warnings.warn(f"{name} is tiktoken's {own[0]} ranks file, but --pattern is not {own[0]}'s pattern",
+                      stacklevel=1)
+    source = io.BytesIO(plain)
+    source.name = name  # what from_tiktoken's errors call it
+    specials = dict(ENCODINGS[encoding].special_tokens) if encoding else None
+    return BPE.from_tiktoken(source, pattern, special_tokens=specials), encoding
+
+
+def _load_xbbpe(path: str, verb: str) -> XBBPE:
     """An XBBPE model (the verbs that mirror the C++ driver: stored encodings, its special
-    ids); another model's file is a FormatError saying which it holds."""
-    tok = XBBPE.from_bytes(_model_bytes(path), name=_shown(path))
-    assert isinstance(tok, XBBPE)
-    return tok
+    ids); another model's file is an error saying which it holds."""
+    data, name = _model_bytes(path), _shown(path)
+    kind = "a BPE model (a tiktoken ranks file)" if _sniff(data) == "tiktoken" else None
+    if kind is None:
+        tok = Tokenizer.from_bytes(data, name=name)
+        if isinstance(tok, XBBPE):
+            return tok
+        kind = f"a {tok.kind} model"
+    raise CliError(f"{name} holds {kind}: `bbpe {verb}` shows what only XBBPE models have (`bbpe info` describes "
+                   "any model)")
+
+
+def _check_stdin_once(model: str, inputs: Iterable[str | None]) -> None:
+    """Standard input can be either the model or an input of a verb that reads both (the
+    model would take all of it, and leave the input empty)."""
+    if model == "-" and any(map(_is_stdin, inputs)):
+        raise CliError("-m -: the model and the input cannot both be standard input (the input is stdin when no "
+                       "file is given): give one of them as a file")
 
 
 def _load_beside_input(args: argparse.Namespace, bug_compat: bool = False) -> Tokenizer:
-    """``-m``'s model for a verb that also reads an input: stdin can be only one of them
-    (the model would take all of it, and leave the input empty)."""
-    if args.model == "-" and _is_stdin(args.file):
-        raise CliError("-m -: the model and the input cannot both be standard input (the input is stdin when no "
-                       "file is given): give one of them as a file")
-    return _load(args.model, bug_compat)
+    """``-m``'s model for a verb that also reads an input."""
+    _check_stdin_once(args.model, [args.file])
+    return _load(args.model, bug_compat, args.pattern)
 
 
 def _shown(path: str | None) -> str:
@@ -158,6 +303,56 @@ def _parse_ids(line: bytes, lineno: int) -> list[int]:
     return ids
 
 
+class _Encoder:
+    """The ids of an input's lines, a block of lines at a time, on threads
+    (``encode_batch``), as ``encode`` gives them line by line; an error names the line.
+
+    With added special tokens, ``encode_batch`` encodes text by text without threads (it
+    cuts the tokens out first), 4 to 5 times slower on o200k_base: the lines that hold no
+    special token's bytes are encoded as ordinary text, on threads, which gives the same
+    ids, and only the others with the special tokens."""
+
+    def __init__(self, tok: Tokenizer, args: argparse.Namespace) -> None:
+        self.tok = tok
+        self.options = {"num_threads": args.threads, "gbk": args.gbk}
+        self.split = args.split_special_tokens
+        self.specials: re.Pattern[bytes] | None = None
+        if tok.added_special_tokens and not self.split and not args.gbk:  # GBK lines are not the tokens' UTF-8
+            needles = {tok.token_bytes(kid) for kid in tok.special_tokens.values()}
+            self.specials = re.compile(b"|".join(map(re.escape, sorted(needles, key=len, reverse=True))))
+
+    def ids(self, block: bytes, lines: list[bytes], name: str, first: int, out: str = "list") -> list:
+        """The ids of ``lines`` (the lines of ``block``, the first being line ``first`` of
+        ``name``): a list, or with ``out="numpy"`` a uint32 array, per line."""
+        try:
+            if self.specials is None:
+                return self._batch(lines, out, self.split)
+            if self.specials.search(block) is None:  # no special token in any line: ordinary text
+                return self._batch(lines, out, True)
+            holding = [bool(self.specials.search(line)) for line in lines]
+            plain = iter(self._batch([line for line, held in zip(lines, holding) if not held], out, True))
+            special = iter(self._batch([line for line, held in zip(lines, holding) if held], out, False))
+            return [next(special) if held else next(plain) for held in holding]
+        except ValueError:  # invalid UTF-8 for a BPE model: say where
+            for i, line in enumerate(lines):
+                try:
+                    self.tok.encode(line, gbk=self.options["gbk"], split_special_tokens=self.split)
+                except ValueError as err:
+                    raise CliError(f"{name}: line {first + i}: {err}") from None
+            raise
+
+    def _batch(self, lines: list[bytes], out: str, split: bool) -> list:
+        return list(self.tok.encode_batch(lines, out=out, split_special_tokens=split, **self.options))
+
+
+def _check_gbk(lines: list[bytes], name: str, first: int, strict: bool) -> None:
+    for lineno, line in enumerate(lines, first):
+        if message := gbk_line_problem(name, lineno, line):
+            if strict:
+                raise CliError(message)
+            print(f"bbpe: warning: {message}", file=sys.stderr)
+
+
 def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     text = args.vocab_size.strip()
     if not re.fullmatch(r"[0-9]+", text):
@@ -174,14 +369,44 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
     tok = _load_beside_input(args, bug_compat=args.bug_compat)
+    encoder = _Encoder(tok, args)
     name = _shown(args.file)
-    for lineno, line in enumerate(_input(args.file, args.windows_text), 1):
-        if args.gbk and (message := gbk_line_problem(name, lineno, line)):
-            if args.strict:
-                raise CliError(message)
-            print(f"bbpe: warning: {message}", file=sys.stderr)
-        ids = tok.encode(line, gbk=args.gbk)
-        out.write(_ids_line(ids) if args.output_format == "id" else _pieces_line(tok, ids))
+    lineno = 1
+    for block, lines in _blocks(args.file, args.windows_text):
+        if args.gbk:
+            _check_gbk(lines, name, lineno, args.strict)
+        rows = encoder.ids(block, lines, name, lineno)
+        if args.output_format == "id":
+            out.write(b"".join(map(_ids_line, rows)))
+        else:
+            out.write(b"".join(_pieces_line(tok, ids) for ids in rows))
+        lineno += len(lines)
+
+
+def _count(args: argparse.Namespace, out: BinaryIO) -> None:
+    files: list[str | None] = list(args.files) or [None]
+    _check_stdin_once(args.model, files)
+    for path in files:  # a missing input is an error before any output, not after the files before it
+        if not _is_stdin(path) and stat.S_ISDIR(os.stat(str(path)).st_mode):  # OSError names a missing one
+            raise CliError(f"{path}: is a directory")
+    encoder = _Encoder(_load(args.model, args.bug_compat, args.pattern), args)
+    grand = 0
+    for path in files:
+        name, total, lineno = _shown(path), 0, 1
+        for block, lines in _blocks(path, args.windows_text):
+            if args.gbk:
+                _check_gbk(lines, name, lineno, args.strict)
+            counts = [len(ids) for ids in encoder.ids(block, lines, name, lineno, "numpy")]
+            lineno += len(lines)
+            if args.total:
+                total += sum(counts)
+            elif counts:
+                out.write(("\n".join(map(str, counts)) + "\n").encode())
+        if args.total:
+            out.write((f"{total} {path}\n" if path is not None else f"{total}\n").encode())
+            grand += total
+    if args.total and len(files) > 1:
+        out.write(f"{grand} total\n".encode())
 
 
 def _decode(args: argparse.Namespace, out: BinaryIO) -> None:
@@ -195,39 +420,72 @@ def _decode(args: argparse.Namespace, out: BinaryIO) -> None:
 
 
 def _vocab(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = _load(args.model)
-    out.writelines(f"{i}\t{len(k)}\t{k.hex()}\n".encode() for i, k in enumerate(tok.keys))
+    tok = _load(args.model, pattern=args.pattern)
+    keys = tok.keys
+    out.writelines(f"{i}\t{len(k)}\t{k.hex()}\n".encode() for i, k in enumerate(keys))
+    past = sorted(kid for kid in tok.added_special_tokens.values() if kid >= len(keys))  # o200k_base's, ...
+    out.writelines(f"{kid}\t{len(k)}\t{k.hex()}\n".encode() for kid in past for k in [tok.token_bytes(kid)])
 
 
 def _trainenc(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = _load_xbbpe(args.model)
+    tok = _load_xbbpe(args.model, "trainenc")
     out.writelines(_ids_line(ids) for ids in tok.train_encodings)
 
 
 def _special(args: argparse.Namespace, out: BinaryIO) -> None:
-    tok = _load_xbbpe(args.model)
+    tok = _load_xbbpe(args.model, "special")
     out.write(f"{tok.pad_id} {tok.bos_id} {tok.eos_id}\n".encode())
 
 
 def _info(args: argparse.Namespace, out: BinaryIO) -> None:
-    data = _model_bytes(args.model)
-    tok = XBBPE.from_bytes(data, name=_shown(args.model))
-    assert isinstance(tok, XBBPE)  # from_bytes on XBBPE refuses another model's file
+    tok, size, note = _read_model(args.model, pattern=args.pattern)
+    lines = [f"file              {_shown(args.model)} ({size:,} bytes)", f"model             {tok.kind}"]
+    lines += _xbbpe_info(tok) if isinstance(tok, XBBPE) else _model_info(tok, note)
+    out.write(("\n".join(lines) + "\n").encode())
+
+
+def _xbbpe_info(tok: XBBPE) -> list[str]:
     keys = tok.keys
     longest = max(keys, key=len)
     encodings = tok.train_encodings
     n_ids = sum(map(len, encodings))
-    lines = [
-        f"file              {_shown(args.model)} ({len(data):,} bytes)",
+    return [
         f"vocabulary        {len(tok):,} ids (263 initial, {max(len(tok) - 263, 0):,} learned and special)",
         f"longest key       {len(longest)} bytes: {longest.decode('utf-8', 'backslashreplace')}",
         f"special ids       PAD {tok.pad_id}  BOS {tok.bos_id}  EOS {tok.eos_id}",
         f"stored encodings  {len(encodings):,} texts, {n_ids:,} ids",
     ]
-    out.write(("\n".join(lines) + "\n").encode())
 
 
-_COMMANDS = {"train": _train, "encode": _encode, "decode": _decode, "vocab": _vocab,
+def _model_info(tok: Tokenizer, note: str, shown: int = 8) -> list[str]:
+    """``info`` of any model: its ids, longest token, special tokens and pre-tokenizer."""
+    keys = tok.keys
+    specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])
+    past = sum(kid >= len(keys) for _, kid in specials)
+    unused = len(tok) - len(keys) - past
+    parts = [f"{len(keys):,} tokens"] + [f"{past:,} special past them"] * bool(past) + [f"{unused:,} unused"] * bool(unused)
+    longest = max(keys, key=len, default=b"")
+    listed = "  ".join(f"{_printable(text)} {kid}" for text, kid in specials[:shown])
+    more = f"  ... ({len(specials):,} in all)" if len(specials) > shown else ""
+    lines = [f"vocabulary        {len(tok):,} ids ({', '.join(parts)})",
+             f"longest token     {len(longest)} bytes: {_printable(longest.decode('utf-8', 'backslashreplace'))}",
+             f"special tokens    {listed + more + note if specials else 'none'}"]
+    spec = getattr(tok, "spec", None)  # a BPE model's: its pre-tokenizer pattern
+    if spec is not None:
+        from .bpe.patterns import pattern_name
+
+        regex = spec.pattern
+        known = pattern_name(regex) if regex is not None else "none (the text is one piece)"
+        lines.append(f"pattern           {known or _printable(regex if len(regex) <= 80 else regex[:80] + '...')}")
+    return lines
+
+
+def _printable(text: str) -> str:
+    """``text`` as it is, or its repr if it holds a space or a char that is not printable."""
+    return text if text.isprintable() and " " not in text else repr(text)
+
+
+_COMMANDS = {"train": _train, "encode": _encode, "decode": _decode, "count": _count, "vocab": _vocab,
              "trainenc": _trainenc, "special": _special, "info": _info}
 
 
@@ -266,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (CliError, CorpusError, FormatError, GBKError, InsufficientMemoryError, UnknownIdError, ValueError,
-            TypeError, OSError) as err:
+            TypeError, OSError, ImportError) as err:  # ImportError: a --pattern regex without the regex package
         message = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
         print(f"bbpe: error: {message}", file=sys.stderr)
         return 1

@@ -32,8 +32,11 @@ It keeps transformers' slow-tokenizer pipeline (tokenize each text, ``prepare_fo
   the text ``only_first``/``only_second`` cuts, raises ValueError (transformers logs it and
   returns longer rows);
 - the bbpe tokenizer's ``padding_side``, ``truncation_side`` and pad id (``pad_token_id``,
-  else the model's ``<P>``) are the wrapper's unless ``padding_side=``, ``truncation_side=``
-  or ``pad_token=`` are passed; ``bos_token`` and ``eos_token`` default to the model's own
+  else the model's own: XBBPE's ``<P>``; a BPE has none) are the wrapper's unless
+  ``padding_side=``, ``truncation_side=`` or ``pad_token=`` are passed. A named special
+  token (pad, bos, eos...) that is a plain token of the model, no special token of the bbpe
+  tokenizer (a BPE's pad id set to ``"Ġ"``), names an id only: transformers does not cut it
+  out of texts as one of its added tokens, so the ids stay the bbpe tokenizer's; ``bos_token`` and ``eos_token`` default to the model's own
   (``special_roles``: XBBPE's ``<S>``, ``</S>``; a tiktoken model's ``<|endoftext|>``). A call's ``padding_side=`` (``__call__``, ``encode``, ``pad``) holds under 4.x
   too, which has no such argument: what transformers does not pass down (the call's
   padding side, whether it adds special tokens) reaches ``_pad`` and the template methods
@@ -136,7 +139,42 @@ class BbpeTokenizer(PreTrainedTokenizer):
         # named and extra special tokens, and the bbpe tokenizer's own (HF tokenizers skips
         # every special added token, even one add_special_tokens({...}) left out of the extras)
         tokens = super().all_special_tokens
-        return tokens + [t for t in self._own_specials if t not in tokens]
+        tokens = tokens + [t for t in self._own_specials if t not in tokens]
+        if self._options().get("cutting"):  # tokenize: a role's plain token is text there (_plain_roles)
+            plain = self._plain_roles()
+            tokens = [t for t in tokens if t not in plain]
+        return tokens
+
+    def _plain_roles(self, text: str | None = None) -> set[str]:
+        """The named special tokens (pad, bos, eos...) that are plain tokens of the model
+        (those ``text`` holds, if given): in its vocabulary but no special token of the bbpe
+        tokenizer, such as the pad token of a BPE whose ``pad_token_id`` is a vocabulary
+        token (``"Ġ"``, GPT-2's form of a space). They name an id, not text to cut out: bbpe
+        encodes a text holding ``"Ġ"`` as the char's UTF-8, so transformers must not match
+        them in text as it matches its added tokens (XBBPE's ``<P>``, ``<S>``, ``</S>`` are
+        the bbpe tokenizer's special tokens, matched whole by both)."""
+        # transformers 5.x keeps them in _special_tokens_map (str or AddedToken, or None);
+        # its special_tokens_map, which 4.x has alone, builds a dict at each call
+        roles = getattr(self, "_special_tokens_map", None)
+        if not isinstance(roles, dict):
+            roles = self.special_tokens_map
+        named = {str(value) for role, value in roles.items()
+                 if role in _ROLES and value is not None and not isinstance(value, (list, tuple))}
+        if text is not None:
+            named = {value for value in named if value in text}
+        if not named:  # tokenize's usual case: no named token in the text
+            return named
+        specials = self.bbpe.special_tokens
+        return {value for value in named if value not in specials and self.bbpe.token_to_id(value) is not None}
+
+    def _add_tokens(self, new_tokens: Any, special_tokens: bool = False) -> int:
+        # transformers adds the named special tokens to its added tokens, which it cuts out
+        # of every text: not the plain ones (_plain_roles), which its lookups still find
+        # through the vocabulary (_convert_token_to_id, _convert_id_to_token)
+        if new_tokens:
+            plain = self._plain_roles()
+            new_tokens = [token for token in new_tokens if str(token) not in plain]
+        return super()._add_tokens(new_tokens, special_tokens)
 
     @property
     def vocab_size(self) -> int:
@@ -151,6 +189,11 @@ class BbpeTokenizer(PreTrainedTokenizer):
         split = self._splits(kwargs)
         if split:  # transformers hands the whole text to _tokenize then: bbpe splits its specials too
             tokens = self._tokens(self.bbpe.encode(text, split_special_tokens=True))
+        elif self._plain_roles(text):
+            # transformers 5.x keeps a piece that is a special token's text as that token:
+            # not a plain one (_plain_roles), which is text
+            with self._with_options(cutting=True):
+                tokens = super().tokenize(text, **kwargs)
         else:
             tokens = super().tokenize(text, **kwargs)
         if self._recording is not None:  # an offsets call reads them back (__call__)
@@ -416,6 +459,10 @@ class BbpeConfig(PretrainedConfig):
 # AutoTokenizer.from_pretrained looks the class tokenizer_config.json names up among the
 # registered ones (TOKENIZER_MAPPING._extra_content; 5.x also keeps them by name)
 AutoTokenizer.register(BbpeConfig, slow_tokenizer_class=BbpeTokenizer, exist_ok=True)
+
+
+# the named special tokens (transformers' SPECIAL_TOKENS_ATTRIBUTES but the additional ones)
+_ROLES = frozenset({"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"})
 
 
 def _side(side: object) -> str:

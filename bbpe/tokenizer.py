@@ -23,7 +23,7 @@ import operator
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
+from functools import cached_property, partial
 from itertools import pairwise
 from typing import Any, BinaryIO, ClassVar, TypeVar, cast
 
@@ -70,6 +70,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     _model: Any  # the compiled model (common.model.CompiledModel): each model's own class
     kind: ClassVar[str] = ""  # the model's name: its JSON file's model.type (common.model.KINDS)
     _id_gaps: ClassVar[bool] = False  # whether its files may skip ids before a special token's (tiktoken's)
+    # ids of the model's own range whose bytes an added special token gives, not the model
+    # (BPE's unreachable ids: a gap in tiktoken's ranks that a special token fills)
+    _shadowed: frozenset[int] = frozenset()
 
     # the training texts read, for a tokenizer this process trained (bbpe train's summary);
     # None for one built or loaded
@@ -142,6 +145,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             document = tokenizer_json.parse(data, name)
             tok = facade(document["model"]["type"])._from_json(document, name)
         else:
+            _refuse_ranks_file(data, name)
             tok = facade("XBBPE")._from_file_bytes(data, name)
         if not isinstance(tok, cls):
             raise FormatError(name, 0, f"holds a {tok.kind} model, not a {cls.kind} one: load it with bbpe.load")
@@ -336,9 +340,14 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _encode_planned(self, data: list, compat: bool, out: str, num_threads: int | None,
                         cut: frozenset[bytes], plain: dict[int, bytes]) -> list[list[int]] | list[np.ndarray]:
         """``encode_batch`` of checked texts, the call's special tokens worked out (``_plan``)."""
-        if cut:  # added special tokens cut out first, text by text
-            lists = [self._encode_with_specials(t, compat, cut, plain) for t in data]
-            return lists if out == "list" else [np.array(ids, dtype=np.uint32) for ids in lists]
+        if cut:  # the texts holding added special tokens cut there, text by text; the others in one batch
+            holding = self._specials.holding(data, cut)
+            rows: list[Any] = ([None] * len(data) if len(holding) == len(data) else
+                               self._encode_planned(data, compat, out, num_threads, frozenset(), plain))
+            for i in holding:
+                ids = self._encode_with_specials(data[i], compat, cut, plain)
+                rows[i] = ids if out == "list" else np.array(ids, dtype=np.uint32)
+            return rows
         if plain and out != "list":  # arrays: the flat batch, mended where a plain special was matched
             flat, starts = self._flat(data, num_threads, compat, cut, plain)
             return [flat[a:b] for a, b in pairwise(starts.tolist())]
@@ -404,8 +413,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _decode_bytes(self, ids: list | np.ndarray | array) -> bytes:
         """The model's decode; added special tokens' ids (past the model's) give their bytes."""
         n = len(self._keys)
+        shadowed = self._shadowed
         try:
-            plain = not self._specials or not len(ids) or max(ids) < n
+            plain = not self._specials or not len(ids) or (max(ids) < n and (not shadowed or shadowed.isdisjoint(ids)))
         except TypeError:  # an item that is no integer: the loop below names it
             plain = False
         if plain:
@@ -420,7 +430,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
                 kid = operator.index(item)  # an integer, as the codec takes: no float, no str
             except TypeError:
                 raise TypeError(f"ids[{position}] must be an integer, got {type(item).__name__}") from None
-            if kid >= n or kid < 0:  # checked here, so that the position is the whole input's
+            if kid >= n or kid < 0 or kid in shadowed:  # checked here, so that the position is the whole input's
                 if kid not in self._specials.by_id:
                     raise UnknownIdError(kid, position, len(self))
                 parts.append(self._model.decode(run))
@@ -438,7 +448,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         >>> d = tok.decoder(); d.feed(228), d.feed(185), d.feed(157)   # doctest: +SKIP
         ('', '', '九')
         """
-        extra = self._specials.new_ids(len(self._keys))
+        extra = {**self._specials.new_ids(len(self._keys)), **{kid: self._specials.by_id[kid] for kid in self._shadowed}}
         inner = self._stream_decoder(errors)
         return SpecialsStreamDecoder(inner, extra, len(self)) if extra else inner
 
@@ -506,7 +516,13 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             raise TypeError(f"key must be bytes, got {type(key).__name__} (token_to_id takes a str)")
         key = bytes(key)
         kid = self._model.lookup(key)
+        if kid < 0 and self._shadowed:
+            kid = self._shadowed_ids.get(key, -1)
         return self._specials.ids.get(key) if kid < 0 else kid
+
+    @cached_property
+    def _shadowed_ids(self) -> dict[bytes, int]:
+        return {self._keys[kid]: kid for kid in self._shadowed}
 
     @property
     def pad_id(self) -> int | None:
@@ -543,8 +559,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
               plain: dict[int, bytes]) -> tuple[np.ndarray, np.ndarray]:
         """The codec's flat batch (``encode_many``), slices of it on threads; text by text
         when added special tokens are cut out, and mended where a plain special was matched."""
-        if cut:
-            lists = [self._encode_with_specials(t, compat, cut, plain) for t in data]
+        if cut and self._specials.holding(data, cut):  # (texts holding none go to the batch below)
+            lists = self._encode_planned(data, compat, "list", num_threads, cut, plain)
             flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32, count=sum(map(len, lists)))
             return flat, np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
         threads = _batch_threads(num_threads, len(data))
@@ -659,6 +675,16 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self.padding_side = state.get("padding_side", "right")
         self.truncation_side = state.get("truncation_side", "right")
         self.pad_token_id = state.get("pad_token_id")
+
+
+def _refuse_ranks_file(data: bytes, name: str) -> None:
+    """A FormatError for a tiktoken ranks file, which holds no pre-tokenizer pattern: it is
+    read by ``bbpe.BPE.from_tiktoken``, given one."""
+    from .bpe.formats import sniff  # pure Python: no model is imported
+
+    if sniff(data[:4096]) == "tiktoken":
+        raise FormatError(name, 0, "a tiktoken ranks file holds no pre-tokenizer pattern: load it with "
+                                   "bbpe.BPE.from_tiktoken(path, pattern='o200k_base') (or the pattern it was made for)")
 
 
 def _rebuilt(cls: type[Tokenizer], state: tuple, user_state: dict) -> Tokenizer:

@@ -76,6 +76,8 @@ def test_encode_decode_pipeline(tmp_path):
     assert dec.stdout == text.encode() + b"\n"
     (tmp_path / "in.txt").write_text(text)
     assert bbpe("encode", "-m", str(GOLDEN800), str(tmp_path / "in.txt")).stdout == enc.stdout
+    count = bbpe("count", "-m", str(GOLDEN800), str(tmp_path / "in.txt")).stdout
+    assert count.split() == [str(len(line.split())).encode() for line in enc.stdout.splitlines()]
 
 
 def test_dumps():
@@ -83,7 +85,7 @@ def test_dumps():
     assert bbpe("special", str(GOLDEN800)).stdout == b"794 796 799\n"
     assert bbpe("trainenc", str(GOLDEN800)).stdout.count(b"\n") == 2228
     info = bbpe("info", str(GOLDEN800)).stdout.decode()
-    assert "800 ids" in info and "PAD 794" in info and "2,228 texts" in info
+    assert "800 ids" in info and "PAD 794" in info and "2,228 texts" in info and "model             XBBPE" in info
 
 
 @pytest.mark.parametrize("args,stdin,message", [
@@ -101,6 +103,8 @@ def test_dumps():
     (["encode", "-m", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
     (["encode", "-m", "-", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
     (["decode", "-m", "-", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
+    (["count", "-m", "-"], GOLDEN800, "the model and the input cannot both be standard input"),
+    (["trainenc", str(DATA / "bpe" / "bl300.json")], b"", "holds a BPE model: `bbpe trainenc` shows what only XBBPE"),
 ])
 def test_errors_are_one_line(args, stdin, message, tmp_path):
     r = bbpe(*args, stdin=stdin.read_bytes() if isinstance(stdin, Path) else stdin, cwd=tmp_path)  # a file piped in

@@ -73,6 +73,7 @@ ctypedef struct bpe_model:
     bint all_bytes                 # every byte is a token
     int32_t unk_slot               # HF: the token of a byte that is none (its slot), or -1 (dropped)
     bint fuse_unk                  # HF: consecutive unknown bytes give one unk token
+    bint prefix_space              # HF ByteLevel's add_prefix_space: a space before a text not starting with one
 
 ctypedef struct bpe_work:          # one thread's scratch memory (grown as needed, freed by its owner)
     uint8_t* utf8                  # a str's UTF-8
@@ -102,6 +103,7 @@ cdef class BpeCodec(CompiledModel):
     cdef int32_t* _pair_new
     cdef object _merges            # int32 array (m, 2), or None
     cdef object _pattern           # what the constructor got: an int, a regex object, or None
+    cdef object _normalizer        # None, or "NFC"
     cdef object _regex             # PIECES_REGEX: the compiled pattern
     cdef bint _ignore_arg
     cdef tuple _ints               # one shared Python int per id: lists are built by incref

@@ -22,7 +22,8 @@ class BpeCodec(CompiledModel):
 
     def __new__(cls, tokens: Sequence[bytes], merges: Sequence[tuple[int, int]] | npt.NDArray[np.integer[Any]] | None = None,
                 ignore_merges: bool | None = None, pattern: int | Any | None = None, keep_gaps: bool = False,
-                unk_id: int = -1, fuse_unk: bool = False) -> Self: ...
+                unk_id: int = -1, fuse_unk: bool = False, prefix_space: bool = False,
+                normalizer: str | None = None) -> Self: ...
     @property
     def n_keys(self) -> int: ...
     @property

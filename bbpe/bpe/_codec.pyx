@@ -85,6 +85,8 @@ from bbpe.common._cpython cimport (
 )
 from bbpe.common._fast cimport CompiledModel
 
+import unicodedata
+
 import numpy as np
 
 from bbpe.common._fast import _plain_text
@@ -239,28 +241,50 @@ cdef inline size_t _text_cap(const _text* t) noexcept nogil:
     return t.length * (1 if t.kind == 0 else 2 if t.kind == 1 else 3 if t.kind == 2 else 4) + 1
 
 
+cdef inline uint32_t _first_unit(const _text* t) noexcept nogil:
+    """A text's first code unit (a byte of a bytes object); the text is not empty."""
+    if t.kind == 0 or t.kind == 1:
+        return (<const uint8_t*>t.data)[0]
+    if t.kind == 2:
+        return (<const uint16_t*>t.data)[0]
+    return (<const uint32_t*>t.data)[0]
+
+
 cdef int _text_utf8(const _text* t, bint is_bytes, bpe_work* w, const uint8_t** s, size_t* n,
-                    bint* surrogates) noexcept nogil:
+                    bint* rewritten, bint prefix_space=False) noexcept nogil:
     """A text's UTF-8: its own bytes (checked when they are a bytes object) or written to
-    w.utf8 from a str's code units."""
+    w.utf8 from a str's code units. ``prefix_space`` (HF ByteLevel's add_prefix_space,
+    pre_tokenizers/byte_level.rs): a space goes first when the text is not empty and does
+    not start with one. ``rewritten`` is set when the UTF-8 is not the str's own text (lone
+    surrogates replaced, a space put first): the regex path then reads the UTF-8."""
     cdef int64_t bad
-    if t.kind == 0:  # bytes, or an ASCII str
+    cdef size_t o = 0
+    if prefix_space and (t.length == 0 or _first_unit(t) == 0x20):
+        prefix_space = False
+    if t.kind == 0 and is_bytes:
+        bad = _utf8_invalid(<const uint8_t*>t.data, t.length)
+        if bad >= 0:
+            w.bad = bad
+            return BPE_ERR_UTF8
+    if t.kind == 0 and not prefix_space:  # bytes, or an ASCII str: its own bytes
         s[0] = <const uint8_t*>t.data
         n[0] = t.length
-        if is_bytes:
-            bad = _utf8_invalid(s[0], n[0])
-            if bad >= 0:
-                w.bad = bad
-                return BPE_ERR_UTF8
         return 0
-    if _reserve(<void**>&w.utf8, &w.utf8_cap, _text_cap(t), 1) < 0:
+    if _reserve(<void**>&w.utf8, &w.utf8_cap, _text_cap(t), 1) < 0:  # (_text_cap has room for the space)
         return BPE_ERR_MEMORY
-    if t.kind == 1:
-        n[0] = _latin1_to_utf8(<const uint8_t*>t.data, t.length, w.utf8)
+    if prefix_space:
+        w.utf8[0] = 0x20
+        o = 1
+        rewritten[0] = True
+    if t.kind == 0:
+        memcpy(w.utf8 + 1, t.data, t.length)
+        n[0] = t.length + 1
+    elif t.kind == 1:
+        n[0] = o + _latin1_to_utf8(<const uint8_t*>t.data, t.length, w.utf8 + o)
     elif t.kind == 2:
-        n[0] = _wide_to_utf8(<const uint16_t*>t.data, t.length, w.utf8, surrogates)
+        n[0] = o + _wide_to_utf8(<const uint16_t*>t.data, t.length, w.utf8 + o, rewritten)
     else:
-        n[0] = _wide_to_utf8(<const uint32_t*>t.data, t.length, w.utf8, surrogates)
+        n[0] = o + _wide_to_utf8(<const uint32_t*>t.data, t.length, w.utf8 + o, rewritten)
     s[0] = w.utf8
     return 0
 
@@ -613,8 +637,8 @@ cdef int64_t _encode_text(const bpe_model* m, const _text* t, bint is_bytes, int
     """A text (not PIECES_REGEX) into dst (room: _text_cap)."""
     cdef const uint8_t* s
     cdef size_t n
-    cdef bint surrogates = False
-    cdef int r = _text_utf8(t, is_bytes, w, &s, &n, &surrogates)
+    cdef bint rewritten = False
+    cdef int r = _text_utf8(t, is_bytes, w, &s, &n, &rewritten, m.prefix_space)
     if r < 0:
         return r
     return _merge_text(m, s, n, NULL, 0, dst, w)
@@ -628,6 +652,28 @@ cdef inline size_t _advance(const uint8_t* s, size_t pos, Py_ssize_t chars) noex
         pos += 1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
         chars -= 1
     return pos
+
+
+# ----------------------------------------------------------------------------- normalizing
+
+def _nfc(data):
+    """HF's NFC normalizer (normalizers/unicode.rs) on one text: a str composed, UTF-8 bytes
+    decoded, composed and encoded again (bytes that are not UTF-8 are left for the encoder to
+    report); any other object as it is (the encoder names its type)."""
+    if PyUnicode_CheckExact(data):
+        return data if unicodedata.is_normalized("NFC", data) else unicodedata.normalize("NFC", data)
+    if PyBytes_CheckExact(data):
+        try:
+            text = (<bytes>data).decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        return data if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text).encode("utf-8")
+    return data
+
+
+cdef list _nfc_list(list texts, Py_ssize_t start, object stop):
+    """``texts[start:stop]``, each text NFC (``_nfc``), in a list of the codec's own."""
+    return _own_copy([_nfc(text) for text in texts[start:stop]], 0, None)
 
 
 # ----------------------------------------------------------------------------- building
@@ -809,7 +855,11 @@ cdef class BpeCodec(CompiledModel):
       text is one piece); ``keep_gaps``: with a pattern object, the text between matches is a
       piece too (HF's Split "isolated") instead of dropped (tiktoken);
     - ``unk_id``, ``fuse_unk``: HF, for a byte that is no token: it becomes ``unk_id``
-      (consecutive ones one unk_id with ``fuse_unk``), or is dropped without (-1).
+      (consecutive ones one unk_id with ``fuse_unk``), or is dropped without (-1);
+    - ``prefix_space``: HF ByteLevel's ``add_prefix_space``: a text that is not empty and
+      does not start with a space is encoded with one put first;
+    - ``normalizer``: None, or ``"NFC"`` (HF's NFC normalizer: each text is composed before
+      it is split; under the GIL, before the encoding).
 
     >>> c = BpeCodec([bytes([b]) for b in range(256)] + [b"ab"])
     >>> c.encode("abc"), c.decode([256, 99])
@@ -817,7 +867,7 @@ cdef class BpeCodec(CompiledModel):
     """
 
     def __cinit__(self, tokens, merges=None, ignore_merges=None, pattern=None, bint keep_gaps=False,
-                  int unk_id=-1, bint fuse_unk=False):
+                  int unk_id=-1, bint fuse_unk=False, bint prefix_space=False, normalizer=None):
         cdef Py_ssize_t n = len(tokens), i
         cdef uint64_t total = 0
         cdef object item
@@ -851,6 +901,10 @@ cdef class BpeCodec(CompiledModel):
             raise ValueError(f"unk_id {unk_id} is not an id (0..{n - 1}) nor -1")
         self.m.fuse_unk = fuse_unk
         self.m.keep_gaps = keep_gaps
+        self.m.prefix_space = prefix_space
+        if normalizer not in (None, "NFC"):
+            raise ValueError(f"normalizer must be None or 'NFC', got {normalizer!r}")
+        self._normalizer = normalizer
         self._ignore_arg = (merges is None) if ignore_merges is None else bool(ignore_merges)
         self.m.ignore_merges = self._ignore_arg
         self._pattern = pattern
@@ -1253,7 +1307,8 @@ cdef class BpeCodec(CompiledModel):
     def __reduce__(self):
         # the tokens and merges, not the tables: loading rebuilds them
         return (BpeCodec, (self.tokens(), self._merges, self._ignore_arg, self._pattern, bool(self.m.keep_gaps),
-                           self._da[self.m.unk_slot].id if self.m.unk_slot >= 0 else -1, bool(self.m.fuse_unk)))
+                           self._da[self.m.unk_slot].id if self.m.unk_slot >= 0 else -1, bool(self.m.fuse_unk),
+                           bool(self.m.prefix_space), self._normalizer))
 
     # ------------------------------------------------------------------ encoding
 
@@ -1307,7 +1362,7 @@ cdef class BpeCodec(CompiledModel):
                 with nogil:
                     r = _encode_text(&self.m, &t, is_bytes, dst, w)
         else:
-            r = _text_utf8(&t, is_bytes, w, &s, &n, &surrogates)
+            r = _text_utf8(&t, is_bytes, w, &s, &n, &surrogates, self.m.prefix_space)
             if r == 0:
                 nspans = self._spans(data, is_bytes or surrogates, s, n, w)
                 if n < _NOGIL_UNITS:
@@ -1334,6 +1389,8 @@ cdef class BpeCodec(CompiledModel):
         memset(&w, 0, sizeof(bpe_work))
         if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
             data = _plain_text(data, "text")
+        if self._normalizer is not None:
+            data = _nfc(data)
         _as_text(data, &t)
         cap = _text_cap(&t)
         if cap > 2048:
@@ -1357,6 +1414,8 @@ cdef class BpeCodec(CompiledModel):
         memset(&w, 0, sizeof(bpe_work))
         if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
             data = _plain_text(data, "text")
+        if self._normalizer is not None:
+            data = _nfc(data)
         _as_text(data, &t)
         out = np.empty(_text_cap(&t), dtype=np.uint32)
         view = out
@@ -1425,7 +1484,7 @@ cdef class BpeCodec(CompiledModel):
         Returns (ids, offsets): numpy arrays of uint32 ids and int64 offsets (text i of the
         range is ids[offsets[i]:offsets[i + 1]]).
         """
-        cdef list items = _own_copy(texts, start, stop)
+        cdef list items = _own_copy(texts, start, stop) if self._normalizer is None else _nfc_list(texts, start, stop)
         cdef Py_ssize_t m = len(items)
         cdef int32_t* ids = NULL
         cdef int64_t count
@@ -1449,7 +1508,7 @@ cdef class BpeCodec(CompiledModel):
         reused buffer; the lists made under the GIL, their items written without it, each a
         borrowed pointer to the codec's shared int for its id, the references added at the
         end). With PIECES_REGEX, each text is encoded under the GIL (the pattern needs it)."""
-        cdef list items = _own_copy(texts, start, stop)
+        cdef list items = _own_copy(texts, start, stop) if self._normalizer is None else _nfc_list(texts, start, stop)
         cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
         cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)

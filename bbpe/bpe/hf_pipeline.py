@@ -231,4 +231,5 @@ def _roberta(stage: dict[str, Any], field: str, fields: Fields, out: Pipeline) -
         fields.fail(field, f"cls and sep are both {cls!r}, with the ids {ends['cls'][1]} and {ends['sep'][1]}")
     a, b = TemplatePiece("$A"), TemplatePiece("$B")
     return Template((TemplatePiece(cls), a, TemplatePiece(sep)),
-                    (TemplatePiece(cls), a, TemplatePiece(sep), TemplatePiece(sep), b, TemplatePiece(sep)), names)
+                    (TemplatePiece(cls), a, TemplatePiece(sep), TemplatePiece(sep), b, TemplatePiece(sep)), names,
+                    roberta=True)

@@ -144,6 +144,11 @@ def _pre_tokenizer(spec: BpeSpec) -> dict[str, Any]:
 
 
 def _post_processor(spec: BpeSpec) -> dict[str, Any] | None:
+    if spec.template is not None and spec.template.roberta:  # processors/roberta.rs, trim_offsets its own
+        (cls, cls_id), (sep, sep_id) = ((p.name, spec.template.tokens[p.name][0][0])
+                                        for p in (spec.template.single[0], spec.template.single[2]))
+        return {"type": "RobertaProcessing", "sep": [sep, sep_id], "cls": [cls, cls_id],
+                "trim_offsets": spec.trim_offsets, "add_prefix_space": spec.trim_offsets_prefix_space}
     stages = []
     if spec.trim_offsets:
         stages.append({"type": "ByteLevel", "add_prefix_space": spec.trim_offsets_prefix_space, "trim_offsets": True,

@@ -66,6 +66,7 @@ class Template:
     single: tuple[TemplatePiece, ...]
     pair: tuple[TemplatePiece, ...]
     tokens: Mapping[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
+    roberta: bool = False  # a RobertaProcessing: every type id 0, with add_special_tokens=False too
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,29 @@ special tokens with the file's ids. Tokens read as text in GPT-2's byte-to-unico
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import unicodedata
 from collections.abc import Mapping
+from dataclasses import replace
+from functools import cached_property
 from typing import Any, BinaryIO, ClassVar
 
+import numpy as np
+
+from ..common.template import A, B
+from ..common.template import Template as FacadeTemplate
 from ..errors import FormatError
 from ..tokenizer import Tokenizer
 from . import byte_level
 from ._codec import BpeCodec
-from ._pretokenize import compiled_pattern
-from .formats import dumps, read_tiktoken, read_tokenizer_json, read_vocab_merges, tiktoken_bytes, to_tokenizer_json
-from .spec import BpeSpec
+from ._pretokenize import compiled_pattern, split
+from .formats import read_tiktoken, read_tokenizer_json, read_vocab_merges, tiktoken_bytes, to_tokenizer_json
+from .nfc import nfc_alignment
+from .offsets import prefixed_spans, trimmed_spans, walked_spans
+from .spec import AddedToken, BpeSpec, Template
+from .templates import facade_pieces, spec_template, template_texts
 
 _TIKTOKEN_SOURCE = "str | os.PathLike[str] | BinaryIO | Mapping[bytes, int]"
 
@@ -39,16 +51,22 @@ class BPE(Tokenizer):
 
     def __init__(self, spec: BpeSpec) -> None:
         """Build from a ``BpeSpec`` (what the ``from_*`` constructors read)."""
-        _check_applicable(spec)
         self.spec = spec
         pattern: object = None
         if spec.pattern is not None:
             pattern = compiled_pattern(spec.pattern) or _regex(spec.pattern)
-        codec = BpeCodec(list(spec.tokens), None if spec.merges is None else list(spec.merges), spec.ignore_merges,
-                         pattern, spec.gaps, -1 if spec.unk_id is None else spec.unk_id, spec.fuse_unk)
+        codec = BpeCodec(_codec_tokens(spec), None if spec.merges is None else list(spec.merges), spec.ignore_merges,
+                         pattern, spec.gaps, -1 if spec.unk_id is None else spec.unk_id, spec.fuse_unk,
+                         spec.add_prefix_space, spec.normalizer)
+        self._pre_tokenizer = pattern  # a PIECES id, a regex object or None: the codec's
+        self._shadowed = spec.unreachable  # decoded from their added tokens (_codec_tokens)
         self._start(list(spec.tokens), codec)
         self._set_user_state({"special_tokens": [(t.content.encode("utf-8", "surrogatepass"), t.id)
                                                  for t in spec.added_tokens]})
+        if spec.template is not None:
+            self._apply_spec_template(spec.template)
+            if spec.template.roberta:
+                self._bare_template = FacadeTemplate(pair=((A, 0), (B, 0)))
 
     @classmethod
     def from_tiktoken(cls, source: str | os.PathLike[str] | BinaryIO | Mapping[bytes, int], pattern: str,
@@ -89,18 +107,142 @@ class BPE(Tokenizer):
         return tok
 
     def _json_bytes(self) -> bytes:
-        """HF's ``tokenizer.json`` of the spec, which HF ``tokenizers`` loads, while nothing is
-        set on top of it; else bbpe's JSON file (its added tokens and options: HF refuses the
-        ``bbpe`` section)."""
-        fresh = BPE._from_model_state(self._model_state())
-        if self._user_state() == fresh._user_state():
-            return dumps(self.spec)
-        return super()._json_bytes()
+        """HF's ``tokenizer.json`` of the model with the special tokens and the template set
+        on it now, which HF ``tokenizers`` loads and encodes to the same ids. Options HF's
+        file has no place for (``padding_side``, ``truncation_side``, ``pad_token_id``), when
+        set, go in a ``bbpe`` section, which bbpe reads back and HF refuses."""
+        document = to_tokenizer_json(self.current_spec())
+        options = {key: value for key, value in self._user_state().items() if key in _USER_OPTIONS}
+        if options != _DEFAULT_OPTIONS:
+            document["bbpe"] = options
+        return json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
 
     def _json_sections(self) -> dict[str, Any]:
         document = to_tokenizer_json(self.spec)
         return {key: document.get(key) for key in ("normalizer", "pre_tokenizer", "model", "post_processor",
                                                    "decoder")}
+
+    def current_spec(self) -> BpeSpec:
+        """The ``BpeSpec`` of this tokenizer as it is now: the file's, with the special tokens
+        added since and the template set since (what ``save`` writes)."""
+        known = {t.content.encode("utf-8", "surrogatepass"): t for t in self.spec.added_tokens}
+        added = [known.get(key) or AddedToken(key.decode("utf-8", "surrogatepass"), kid,
+                                              decoded=byte_level.decoded_bytes(key.decode("utf-8", "surrogatepass")))
+                 for key, kid in self._specials.ids.items()]
+        template = self.spec.template
+        if template is None or (self._template.single, self._template.pair) != facade_pieces(template):
+            template = spec_template(self._template, self.id_to_token)  # set since
+        return replace(self.spec, added_tokens=tuple(t for t in added if t is not None), template=template)
+
+    def _apply_spec_template(self, template: Template) -> None:
+        """The file's post-processing template as the facade's (``set_template``); a
+        ValueError when a token of it has another id in the file than in the vocabulary."""
+        single, pair = template_texts(template)
+        self.set_template(single, pair)
+        wanted = facade_pieces(template)
+        if (self._template.single, self._template.pair) != wanted:
+            raise ValueError(f"the template {single!r} names tokens whose ids in the file are not theirs in the "
+                             "vocabulary: bbpe.BPE does not apply such a template")
+
+    def _token_spans(self, text: str | bytes, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Offsets as HF gives them: the space ``add_prefix_space`` puts first has the span of
+        the char it comes before, and ByteLevel's post-processor trims spaces off them
+        (``bbpe.bpe.offsets``)."""
+        spec = self.spec
+        if isinstance(text, str) and _SURROGATE.search(text):
+            return self._surrogate_spans(text, ids, lengths)
+        if spec.normalizer is not None and not _is_nfc(text):
+            return self._normalized_spans(text, ids, lengths)
+        if not (spec.add_prefix_space or spec.trim_offsets or self._unknown_bytes):
+            return super()._token_spans(text, ids, lengths)
+        if self._unknown_bytes:
+            unk = -1 if spec.unk_id is None else spec.unk_id
+            tokens = [None if kid == unk else self.token_bytes(kid) for kid in ids.tolist()]
+            spans = walked_spans(text, tokens, self._added_mask(ids) & (ids != unk), self._known_bytes, spec.fuse_unk,
+                                 spec.add_prefix_space, self._piece_starts,
+                                 next((key for key, kid in self._specials.ids.items() if kid == unk), b""),
+                                 tuple(self._specials.ids))
+        elif spec.add_prefix_space:
+            spans = prefixed_spans(text, lengths, self._segment_starts(ids))
+        else:
+            spans = super()._token_spans(text, ids, lengths)
+        if spec.trim_offsets:
+            spans = trimmed_spans(spans, [self.id_to_token(i) for i in ids.tolist()],
+                                  spec.trim_offsets_prefix_space)
+        return spans
+
+    def _surrogate_spans(self, text: str, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The spans in a str holding surrogates, which the codec reads as tiktoken does (a
+        pair as the char it encodes, a lone one as U+FFFD): each char it read spans the code
+        units it came from."""
+        read = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        units = [2 if ord(c) > 0xFFFF else 1 for c in read]
+        spans = self._token_spans(read, ids, lengths)
+        bounds = np.concatenate(([0], np.cumsum(units, dtype=np.int64)))
+        return np.stack([bounds[spans[:, 0]], bounds[spans[:, 1]]], axis=1) if spans.shape[0] else spans
+
+    def _normalized_spans(self, text: str | bytes, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The spans of tokens that spell the text's NFC, in the text itself: each composed
+        char aligned with the char of the text HF aligns it with (``bpe.nfc``)."""
+        original = text if isinstance(text, str) else text.decode("utf-8")
+        normalized, align = nfc_alignment(original)
+        spans = self._token_spans(normalized, ids, lengths)
+        if not spans.shape[0]:
+            return spans
+        where = np.array(align, dtype=np.int64)
+        out = np.stack([where[spans[:, 0]], where[np.maximum(spans[:, 1] - 1, spans[:, 0])] + 1], axis=1)
+        if isinstance(text, bytes):  # chars to bytes
+            bounds = np.concatenate(([0], np.cumsum([len(c.encode("utf-8")) for c in original])))
+            out = bounds[out]
+        return out
+
+    @cached_property
+    def _known_bytes(self) -> bytes:
+        """1 for each byte that is a token of its own, else 0 (HF drops it, or makes it unk)."""
+        single = {key[0] for key in self.spec.tokens if len(key) == 1}
+        return bytes(1 if b in single else 0 for b in range(256))
+
+    @property
+    def _unknown_bytes(self) -> bool:
+        return 0 in self._known_bytes
+
+    def _added_mask(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each id is an added (special) token's."""
+        return np.isin(ids, np.fromiter(self._specials.ids.values(), dtype=np.int64))
+
+    def _segment_starts(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each token starts a stretch of text between added tokens (where the model
+        began a text, and so where ``add_prefix_space`` may have put a space)."""
+        added = self._added_mask(ids)
+        starts = ~added
+        starts[1:] &= added[:-1]
+        return starts
+
+    def _piece_starts(self, stretch: bytes) -> list[int]:
+        """The byte offsets in ``stretch`` (text between added tokens, UTF-8) where the
+        pre-tokenizer's pieces start, as the model split it (after ``add_prefix_space``'s
+        space, which belongs to the first piece)."""
+        spaced = self.spec.add_prefix_space and stretch[:1] not in (b"", b" ")
+        data = b" " + stretch if spaced else stretch
+        pattern: Any = self._pre_tokenizer
+        if pattern is None:
+            pieces = [data]
+        elif isinstance(pattern, int):
+            pieces = split(data, pattern)
+        else:
+            text = data.decode("utf-8", "replace")
+            pieces, last = [], 0
+            for match in pattern.finditer(text):
+                a, b = match.span()
+                if self.spec.gaps and a > last:
+                    pieces.append(text[last:a].encode("utf-8"))
+                if b > a:
+                    pieces.append(text[a:b].encode("utf-8"))
+                last = b
+            if self.spec.gaps and last < len(text):
+                pieces.append(text[last:].encode("utf-8"))
+        starts = np.cumsum([0, *map(len, pieces)])[:-1] - (1 if spaced else 0)
+        return [max(0, int(c)) for c in starts]
 
     def _format_bytes(self, format: str, **options: Any) -> bytes:
         if format == "tiktoken" and not options:
@@ -133,7 +275,7 @@ class BPE(Tokenizer):
         return {"eos_token": "<|endoftext|>"} if b"<|endoftext|>" in self._specials.ids else {}
 
     def _model_state(self) -> tuple:
-        return (self.spec,)
+        return (self.current_spec(),)  # (the added tokens and template a file gives are the same as set after)
 
     @classmethod
     def _from_model_state(cls, state: tuple) -> BPE:
@@ -146,16 +288,21 @@ class BPE(Tokenizer):
 _USER_OPTIONS = ("padding_side", "truncation_side", "pad_token_id")
 
 
-def _check_applicable(spec: BpeSpec) -> None:
-    """ValueError naming a stage of ``spec`` that this tokenizer does not apply yet, so that
-    no file is ever encoded otherwise than by its own tool."""
-    stages = [name for name, used in (("the NFC normalizer", spec.normalizer is not None),
-                                      ("add_prefix_space", spec.add_prefix_space),
-                                      ("a post-processor template", spec.template is not None),
-                                      ("tokens only an added token gives (unreachable ids)", bool(spec.unreachable)))
-              if used]
-    if stages:
-        raise ValueError(f"bbpe.BPE does not apply {', '.join(stages)} yet")
+_DEFAULT_OPTIONS = {"padding_side": "right", "truncation_side": "right", "pad_token_id": None}
+
+
+def _codec_tokens(spec: BpeSpec) -> list[bytes]:
+    """The tokens the codec gets: the spec's, but for an unreachable id (one only its added
+    token gives: the model never makes it from text) bytes that no UTF-8 text holds (0xFF),
+    so that neither a lookup nor a merge finds it. Its added token gives its bytes
+    (``Tokenizer._shadowed``)."""
+    if not spec.unreachable:
+        return list(spec.tokens)
+    tokens = [b"\xff\xff%d" % kid if kid in spec.unreachable else token for kid, token in enumerate(spec.tokens)]
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("the vocabulary holds tokens starting with two 0xFF bytes: bbpe.BPE cannot set its "
+                         "unreachable ids apart")
+    return tokens
 
 
 def _regex(pattern: str) -> Any:
@@ -165,3 +312,13 @@ def _regex(pattern: str) -> Any:
         raise ImportError(f"the pattern {pattern[:60]!r} is not one bbpe compiles: it needs the regex package "
                           "(pip install regex)") from None
     return regex.compile(pattern)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _is_nfc(text: str | bytes) -> bool:
+    try:
+        return unicodedata.is_normalized("NFC", text if isinstance(text, str) else text.decode("utf-8"))
+    except UnicodeDecodeError:
+        return True  # (the encoder has reported it)

@@ -6,7 +6,7 @@ Two shapes, each built in one compiled pass. The 2-D arrays (``return_tensors="n
 filled from the flat form the codec gives a batch in (all ids one after the other, and
 where each text's start) without the GIL (``codec.pad_rows``, big batches on several
 threads, each its own rows), with no Python object per token. The lists take the
-encoder's own lists (``encode_batch``) and frame them (``codec.frame_rows``): template,
+encoder's own lists (``encode_batch``) and frame them (``common._fast.frame_rows``): template,
 truncation, padding and masks, in lists the collector need not track, as the encoder's.
 
 ``HFBatches`` is a mixin of a model's facade (``bbpe.Tokenizer``), which provides
@@ -120,7 +120,7 @@ def row_bounds(longest: int, template: Template, shape: Shape) -> tuple[int, int
 def framed_lists(rows: list[list[int]], template: Template, shape: Shape,
                  spans: list[list[tuple[int, int]]] | None = None) -> dict[str, object]:
     """The batch of texts whose ids are ``rows`` as lists (``return_tensors=None``): each
-    truncated, the template added, padded (``codec.frame_rows``, one C pass whose lists the
+    truncated, the template added, padded (``common._fast.frame_rows``, one C pass whose lists the
     collector need not track); with ``spans`` (each text's offsets) the offsets framed the
     same way, (0, 0) under template and padding tokens."""
     cap, width = row_bounds(max(map(len, rows), default=0), template, shape)
@@ -279,6 +279,9 @@ class HFBatches:
 
     # what the facade provides (see the module)
     _template: Template
+    # what add_special_tokens=False frames a text or a pair with: no ids, and the pair's
+    # second text of type 1, unless the model says otherwise (RoBERTa's: type 0)
+    _bare_template: Template = NO_TEMPLATE
     _padding_side: str
     _truncation_side: str
     _pad_token_id: int | None
@@ -366,7 +369,7 @@ class HFBatches:
                 raise ValueError(f"text_pair must match text: {len(texts)} text(s) and {len(pairs)} pair text(s)")
         if strategy == "only_second" and pairs is None:
             raise ValueError("truncation='only_second' needs text_pair: a single text has no second text to cut")
-        template = self._template if add_special_tokens else NO_TEMPLATE
+        template = self._template if add_special_tokens else self._bare_template
         mask = return_attention_mask is not False
         specials = {"split_special_tokens": split_special_tokens, "allowed_special": allowed_special,
                     "disallowed_special": disallowed_special}
@@ -474,8 +477,15 @@ class HFBatches:
         if not offsets:
             return flat, starts, None
         lengths = self._token_lengths(flat)
-        spans = [char_spans(t, lengths[a:b]) for t, a, b in zip(data, starts[:-1].tolist(), starts[1:].tolist())]
+        spans = [self._token_spans(t, flat[a:b], lengths[a:b])
+                 for t, a, b in zip(data, starts[:-1].tolist(), starts[1:].tolist())]
         return flat, starts, np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
+
+    def _token_spans(self, text: str | bytes, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The (n, 2) offsets of one text's tokens (``ids``, of ``lengths`` bytes each): the
+        tokens laid end to end over the text (``char_spans``); a model whose tokens do not
+        spell the text so (one that puts a space first) gives its own alignment."""
+        return char_spans(text, lengths)
 
     def _padding_id(self) -> int | None:
         return self.pad_id if self._pad_token_id is None else self._pad_token_id

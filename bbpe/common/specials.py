@@ -18,7 +18,6 @@ from functools import lru_cache
 
 from .token_text import token_text
 
-
 MAX_GAP = 1 << 16  # ids a file may skip before a special token's (a hostile id must not size arrays)
 
 
@@ -127,6 +126,19 @@ class SpecialTokens:
             out.append(text[at:])
         return out
 
+    def holding(self, texts: list[str | bytes], only: frozenset[bytes]) -> list[int]:
+        """The indices of the texts that hold one of the special tokens ``only`` (the others
+        need no cutting: the model takes them whole, in one batch). A few tokens are looked
+        for by substring search, many by one pattern."""
+        if len(only) <= 8:
+            as_bytes = tuple(only)
+            as_str = tuple(text for text in (_as_str(token) for token in as_bytes) if text is not None)
+            return [i for i, text in enumerate(texts)
+                    if (any(token in text for token in as_str) if isinstance(text, str) else
+                        any(token in text for token in as_bytes))]
+        patterns = (_subset_pattern(only, True), _subset_pattern(only, False))
+        return [i for i, text in enumerate(texts) if patterns[not isinstance(text, str)].search(text)]
+
 
 
 @dataclass(frozen=True)
@@ -228,6 +240,14 @@ def _subset_pattern(tokens: frozenset[bytes], text: bool) -> re.Pattern:
 def _alternation(tokens: list) -> re.Pattern:
     ordered = sorted(tokens, key=len, reverse=True)  # at one position, the longest token wins
     return re.compile((b"|" if isinstance(ordered[0], bytes) else "|").join(re.escape(t) for t in ordered))
+
+
+def _as_str(token: bytes) -> str | None:
+    """A special token as a str matches it (None: bytes that are no text, never in a str)."""
+    try:
+        return token.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
 
 
 def _as_bytes(token: str | bytes) -> bytes:
