@@ -83,7 +83,7 @@ from bbpe.common._cpython cimport (
     _own_copy,
     _text,
 )
-from bbpe.common._fast cimport CompiledModel
+from bbpe.common._fast cimport CompiledModel, _utf8_valid_prefix
 
 import unicodedata
 
@@ -135,47 +135,12 @@ cdef void _work_free(bpe_work* w) noexcept nogil:
 
 # ----------------------------------------------------------------------------- UTF-8
 
-cdef int64_t _utf8_invalid(const uint8_t* s, size_t n) noexcept nogil:
+cdef inline int64_t _utf8_invalid(const uint8_t* s, size_t n) noexcept nogil:
     """The offset where s[0:n] stops being UTF-8 (the start of the bad sequence, as
-    UnicodeDecodeError.start says it), or -1 when it is all UTF-8."""
-    cdef size_t i = 0, need, k
-    cdef uint64_t word
-    cdef uint8_t c, lo, hi
-    while i < n:
-        if i + 8 <= n:
-            memcpy(&word, s + i, 8)
-            if (word & 0x8080808080808080ULL) == 0:
-                i += 8
-                continue
-        c = s[i]
-        if c < 0x80:
-            i += 1
-            continue
-        lo = 0x80
-        hi = 0xBF
-        if 0xC2 <= c <= 0xDF:
-            need = 1
-        elif 0xE0 <= c <= 0xEF:
-            need = 2
-            if c == 0xE0:
-                lo = 0xA0
-            elif c == 0xED:
-                hi = 0x9F  # no surrogates
-        elif 0xF0 <= c <= 0xF4:
-            need = 3
-            if c == 0xF0:
-                lo = 0x90
-            elif c == 0xF4:
-                hi = 0x8F
-        else:
-            return i
-        if n - i <= need or not (lo <= s[i + 1] <= hi):
-            return i
-        for k in range(2, need + 1):
-            if not (0x80 <= s[i + k] <= 0xBF):
-                return i
-        i += need + 1
-    return -1
+    UnicodeDecodeError.start says it), or -1 when it is all UTF-8 (the shared check)."""
+    cdef bint invalid
+    cdef Py_ssize_t valid = _utf8_valid_prefix(s, <Py_ssize_t>n, &invalid)
+    return -1 if <size_t>valid == n else valid
 
 
 cdef inline size_t _put_utf8(uint8_t* out, size_t o, uint32_t c) noexcept nogil:

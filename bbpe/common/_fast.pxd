@@ -5,10 +5,18 @@
 # Cython to C without a Python frame. bbpe/codec.pxd cimports it, so it ships with the
 # package; its layout is part of what codec.pxd's BBPE_ABI_VERSION versions.
 
+from libc.stdint cimport uint8_t
+
 cdef enum:
     # The one flag TokenizerBase.encode passes: a tokenizer's ``bug_compat`` (XBBPE's
     # BBPE_BUG_COMPAT in codec.pxd, the same bit); a model without such a mode ignores it.
     MODEL_BUG_COMPAT = 1
+
+
+# The length of the longest prefix of s[0:n] that is whole valid UTF-8 (Python's strict
+# decoder's); *invalid: whether what follows is invalid rather than a char the end cuts.
+# Every codec checks bytes input with it.
+cdef Py_ssize_t _utf8_valid_prefix(const uint8_t* s, Py_ssize_t n, bint* invalid) noexcept nogil
 
 
 cdef class CompiledModel:
