@@ -92,6 +92,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self.bug_compat = False
         self._specials = SpecialTokens()
         self._has_specials = False
+        self._special_probes = None
+        self._own_specials = bool(self._model_specials())
         self._template = Template()
         self._key_lens: np.ndarray | None = None
         self.padding_side = "right"  # where padding goes ("left" for generation), as in transformers
@@ -670,7 +672,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
 
     def _set_user_state(self, state: dict) -> None:
         self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys), self._id_gaps)
-        self._has_specials = bool(self._specials)
+        self._specials_changed()
         self.set_template(state.get("template", "$A"), state.get("template_pair"))
         self.padding_side = state.get("padding_side", "right")
         self.truncation_side = state.get("truncation_side", "right")

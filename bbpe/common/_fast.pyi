@@ -23,6 +23,8 @@ class TokenizerBase:
     _model: _CompiledModelProtocol
     bug_compat: bool
     _has_specials: bool
+    _special_probes: tuple[Any, Any] | None
+    _own_specials: bool
     @overload
     def encode(self, text: str | _Bytes, *, gbk: bool = False, bug_compat: bool | None = None,
                out: Literal["list"] = "list", split_special_tokens: bool = False,

@@ -16,10 +16,11 @@ UTF-8 check of a corpus (``utf8_valid_prefix``). The inline helpers they share w
 codecs (list and collector helpers, a str's storage) are in _cpython.pxd.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
+from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -59,6 +60,10 @@ cdef class TokenizerBase:
     cdef public CompiledModel _model  # any model's codec: encode is one vtable call
     cdef public bint bug_compat
     cdef public bint _has_specials  # added special tokens: matched in Python first (``_encode_other``)
+    # (str probe, bytes probe) that tell a text holding none of them (specials.SpecialTokens.probes),
+    # which goes to the C encoder all the same; None without added special tokens
+    cdef public object _special_probes
+    cdef public bint _own_specials  # the model has special tokens of its own (XBBPE's <P>, <S>, </S>)
 
     def encode(self, text, *, bint gbk=False, bug_compat=None, str out="list", bint split_special_tokens=False,
                allowed_special=None, disallowed_special=()):
@@ -74,10 +79,29 @@ cdef class TokenizerBase:
         [229, 186, 138, 323, 400, 277, 506]
         """
         cdef bint compat = self.bug_compat if bug_compat is None else bug_compat
-        if (not gbk and out == "list" and not self._has_specials and not split_special_tokens
-                and allowed_special is None and not disallowed_special):
+        if (not gbk and out == "list" and allowed_special is None and not disallowed_special
+                and (not self._own_specials if split_special_tokens else  # every special is text
+                     not self._has_specials or not self._holds_special(text))):
             return self._model._encode_list(text, MODEL_BUG_COMPAT if compat else 0)  # a str: in C
         return self._encode_other(text, gbk, compat, out, split_special_tokens, allowed_special, disallowed_special)
+
+
+    cdef bint _holds_special(self, object text):
+        """Whether ``text`` may hold an added special token: True unless it is a str or bytes
+        in which ``_special_probes`` finds none."""
+        cdef object probe
+        if PyUnicode_CheckExact(text):
+            probe = self._special_probes[0]
+        elif PyBytes_CheckExact(text):
+            probe = self._special_probes[1]
+        else:
+            return True
+        if type(probe) is tuple:
+            for token in <tuple>probe:
+                if token in text:
+                    return True
+            return False
+        return probe.search(text) is not None
 
 
 # ----------------------------------------------------------------------------- texts

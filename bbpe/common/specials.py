@@ -128,17 +128,29 @@ class SpecialTokens:
 
     def holding(self, texts: list[str | bytes], only: frozenset[bytes]) -> list[int]:
         """The indices of the texts that hold one of the special tokens ``only`` (the others
-        need no cutting: the model takes them whole, in one batch). A few tokens are looked
-        for by substring search, many by one pattern."""
-        if len(only) <= 8:
-            as_bytes = tuple(only)
-            as_str = tuple(text for text in (_as_str(token) for token in as_bytes) if text is not None)
-            return [i for i, text in enumerate(texts)
-                    if (any(token in text for token in as_str) if isinstance(text, str) else
-                        any(token in text for token in as_bytes))]
-        patterns = (_subset_pattern(only, True), _subset_pattern(only, False))
-        return [i for i, text in enumerate(texts) if patterns[not isinstance(text, str)].search(text)]
+        need no cutting: the model takes them whole, in one batch)."""
+        return [i for i, text in enumerate(texts) if holds(_probes(only), text)]
 
+    def probes(self) -> tuple[tuple[str, ...] | re.Pattern, tuple[bytes, ...] | re.Pattern]:
+        """What tells that a str, or bytes, holds none of the special tokens (then the model
+        takes it whole): a few tokens to look for by substring search, or one pattern for
+        many (``TokenizerBase.encode`` and ``holds`` use them)."""
+        return _probes(self.tokens)
+
+
+def holds(probes: tuple, text: str | bytes) -> bool:
+    """Whether ``text`` holds one of the special tokens of ``probes`` (``SpecialTokens.probes``)."""
+    probe = probes[not isinstance(text, str)]
+    if isinstance(probe, tuple):
+        return any(token in text for token in probe)
+    return probe.search(text) is not None
+
+
+@lru_cache(maxsize=64)
+def _probes(tokens: frozenset[bytes]) -> tuple[tuple[str, ...] | re.Pattern, tuple[bytes, ...] | re.Pattern]:
+    if len(tokens) <= 8:  # a substring search per token beats a pattern's scan for a few of them
+        return tuple(text for text in map(_as_str, tokens) if text is not None), tuple(tokens)
+    return _subset_pattern(tokens, True), _subset_pattern(tokens, False)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class VocabularyAccess:
     _keys: list[bytes]
     _specials: SpecialTokens
     _has_specials: bool
+    _special_probes: tuple | None
     _key_lens: np.ndarray | None
     _template: Template
 
@@ -139,9 +140,16 @@ class VocabularyAccess:
         (QUIRKS Q12, Q13), and each call's ``allowed_special``, ``disallowed_special`` and
         ``split_special_tokens`` apply to them as to those added here."""
         added = self._specials.add(tokens, self.token_id, len(self))
-        self._has_specials = bool(self._specials)
-        self._key_lens = None
+        self._specials_changed()
         return added
+
+    def _specials_changed(self) -> None:
+        """What the encoder keeps of the added special tokens, set again after a change:
+        whether there are any, and what tells that a text holds none (``probes``: then
+        ``encode`` takes its C path)."""
+        self._has_specials = bool(self._specials)
+        self._special_probes = self._specials.probes() if self._specials else None
+        self._key_lens = None
 
     @property
     def special_tokens(self) -> dict[str, int]:
