@@ -85,7 +85,6 @@ cdef class TokenizerBase:
             return self._model._encode_list(text, MODEL_BUG_COMPAT if compat else 0)  # a str: in C
         return self._encode_other(text, gbk, compat, out, split_special_tokens, allowed_special, disallowed_special)
 
-
     cdef bint _holds_special(self, object text):
         """Whether ``text`` may hold an added special token: True unless it is a str or bytes
         in which ``_special_probes`` finds none."""
