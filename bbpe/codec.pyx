@@ -33,7 +33,7 @@ reference instead: it swallows that next char (Q14) and pads a cut char with NUL
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_SetString
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF
@@ -53,6 +53,7 @@ from bbpe.common._cpython cimport (
     PyUnicode_DecodeUTF8,
     _add_references,
     _as_text,
+    _fill_lists,
     _long_check_exact,
     _long_value,
     _own_copy,
@@ -852,7 +853,7 @@ cdef class Model(CompiledModel):
         the collector until it is whole, so ``gc.get_objects()`` on another thread cannot
         reach a list whose items are not written yet."""
         cdef list items = _own_copy(texts, start, stop)
-        cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
+        cdef Py_ssize_t m = len(items), i = 0, j, k
         cdef int flags = BBPE_BUG_COMPAT if bug_compat else 0
         cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
@@ -860,12 +861,9 @@ cdef class Model(CompiledModel):
         cdef int64_t* refs = <int64_t*>calloc(self.view.n_keys + 1, sizeof(int64_t))
         cdef size_t cap = _ROUND_IDS, need, bound
         cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
-        cdef int32_t* src
-        cdef PyObject** dst
         cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
         cdef int64_t count = 0
         cdef list out = PyList_New(m)
-        cdef object one
         PyObject_GC_UnTrack(<PyObject*>out)
         try:
             if ts == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
@@ -896,20 +894,7 @@ cdef class Model(CompiledModel):
                         offs[k + 1] = offs[k] + count
                 if count < 0:
                     raise RuntimeError("encode_lists: output bound exceeded")  # cannot happen: see _text_cap
-                for k in range(i, j):  # the lists, empty (NULL items), under the GIL
-                    one = PyList_New(offs[k + 1] - offs[k])
-                    PyObject_GC_UnTrack(<PyObject*>one)  # ints only: in no cycle (see _as_list)
-                    slots[k] = (<PyListObject*>one).ob_item
-                    Py_INCREF(one)
-                    PyList_SET_ITEM(out, k, one)
-                with nogil:  # their items, without it
-                    for k in range(i, j):
-                        src = buf + offs[k]
-                        dst = slots[k]
-                        n = offs[k + 1] - offs[k]
-                        for t in range(n):
-                            dst[t] = ints[src[t]]
-                            refs[src[t]] += 1
+                _fill_lists(out, i, j, buf, offs, slots, ints, refs)  # (in C, the items without the GIL)
                 i = j
             PyObject_GC_Track(<PyObject*>out)  # whole now; it may hold what the caller adds
             return out

@@ -50,7 +50,7 @@ longest matches followed by a separate pass of checks was tried, and was slower.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -78,6 +78,7 @@ from bbpe.common._cpython cimport (
     PyUnicode_DecodeUTF8,
     _add_references,
     _as_text,
+    _fill_lists,
     _long_check_exact,
     _long_value,
     _own_copy,
@@ -1474,7 +1475,7 @@ cdef class BpeCodec(CompiledModel):
         borrowed pointer to the codec's shared int for its id, the references added at the
         end). With PIECES_REGEX, each text is encoded under the GIL (the pattern needs it)."""
         cdef list items = _own_copy(texts, start, stop) if self._normalizer is None else _nfc_list(texts, start, stop)
-        cdef Py_ssize_t m = len(items), i = 0, j, k, t, n
+        cdef Py_ssize_t m = len(items), i = 0, j, k
         cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
         cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
         cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
@@ -1482,12 +1483,9 @@ cdef class BpeCodec(CompiledModel):
         cdef int64_t* refs = <int64_t*>calloc(self.m.n_keys + 1, sizeof(int64_t))
         cdef size_t cap = _ROUND_IDS, need, bound
         cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
-        cdef int32_t* src
-        cdef PyObject** dst
         cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
         cdef int64_t count = 0
         cdef list out = PyList_New(m)
-        cdef object one
         cdef bpe_work w
         cdef bint regex = self.m.pattern == PIECES_REGEX
         memset(&w, 0, sizeof(bpe_work))
@@ -1530,20 +1528,7 @@ cdef class BpeCodec(CompiledModel):
                             offs[k + 1] = offs[k] + count
                     if count < 0:
                         _raise(count, &w, f"texts[{k}]: ")
-                for k in range(i, j):  # the lists, empty (NULL items), under the GIL
-                    one = PyList_New(offs[k + 1] - offs[k])
-                    PyObject_GC_UnTrack(<PyObject*>one)  # ints only: in no cycle (see _as_list)
-                    slots[k] = (<PyListObject*>one).ob_item
-                    Py_INCREF(one)
-                    PyList_SET_ITEM(out, k, one)
-                with nogil:  # their items, without it
-                    for k in range(i, j):
-                        src = buf + offs[k]
-                        dst = slots[k]
-                        n = offs[k + 1] - offs[k]
-                        for t in range(n):
-                            dst[t] = ints[src[t]]
-                            refs[src[t]] += 1
+                _fill_lists(out, i, j, buf, offs, slots, ints, refs)  # (in C, the items without the GIL)
                 i = j
             PyObject_GC_Track(<PyObject*>out)  # whole now; it may hold what the caller adds
             return out

@@ -6,9 +6,10 @@
 # modules. Nothing here is API: it is not part of the ABI that codec.pxd versions.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
@@ -100,3 +101,29 @@ cdef inline void _add_references(PyObject** ints, const int64_t* refs, int64_t n
     for kid in range(n):
         if refs[kid]:
             Py_SET_REFCNT(ints[kid], Py_REFCNT(ints[kid]) + refs[kid])
+
+
+cdef inline void _fill_lists(list out, Py_ssize_t i, Py_ssize_t j, const int32_t* buf, const int64_t* offs,
+                             PyObject*** slots, PyObject** ints, int64_t* refs):
+    """One round of a batch encoder's lists: ``out[k]`` for texts i..j-1 of the round, whose
+    ids are ``buf[offs[k]:offs[k + 1]]``. Each list is made empty under the GIL (untracked:
+    ints only, in no cycle), then its items are written without it, each a borrowed pointer
+    to the model's shared int for its id, counted in ``refs`` for ``_add_references``."""
+    cdef Py_ssize_t k, t, n
+    cdef object one
+    cdef const int32_t* src
+    cdef PyObject** dst
+    for k in range(i, j):
+        one = PyList_New(offs[k + 1] - offs[k])
+        PyObject_GC_UnTrack(<PyObject*>one)
+        slots[k] = (<PyListObject*>one).ob_item
+        Py_INCREF(one)
+        PyList_SET_ITEM(out, k, one)
+    with nogil:
+        for k in range(i, j):
+            src = buf + offs[k]
+            dst = slots[k]
+            n = offs[k + 1] - offs[k]
+            for t in range(n):
+                dst[t] = ints[src[t]]
+                refs[src[t]] += 1
