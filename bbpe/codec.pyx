@@ -1108,11 +1108,15 @@ cdef class StreamDecoder:
     cdef readonly Model model
     cdef bbpe_stream state
     cdef readonly str errors
+    # errors="surrogatepass": the start of a surrogate's UTF-8 (ED A0-BF) that the C state
+    # gave out as bytes that never start a strict char, held until its char is whole
+    cdef bytes _surrogate
 
     def __cinit__(self, Model model, str errors="replace"):
         self.model = model
         self.errors = errors
         self.state.npending = 0
+        self._surrogate = b""
 
     def feed(self, ids):
         """One id or an iterable of ids -> the whole chars they complete, as str."""
@@ -1131,26 +1135,45 @@ cdef class StreamDecoder:
             if written:
                 parts.append(PyBytes_FromStringAndSize(<char*>buf, written))
             pos += 1
-        return b"".join(parts).decode("utf-8", self.errors)
+        data = b"".join(parts)
+        if self.errors == "surrogatepass":
+            data, self._surrogate = _cut_surrogate(self._surrogate + data)
+        return data.decode("utf-8", self.errors)
 
     def flush(self):
         """The bytes of an unfinished char, decoded with the errors policy; resets."""
         cdef uint8_t buf[16]
         cdef int64_t written = bbpe_stream_flush(&self.state, buf, sizeof(buf))
-        return PyBytes_FromStringAndSize(<char*>buf, written).decode("utf-8", self.errors)
+        data, self._surrogate = self._surrogate + PyBytes_FromStringAndSize(<char*>buf, written), b""
+        return data.decode("utf-8", self.errors)
 
     @property
     def pending(self):
         """The bytes held back, waiting for the rest of their char."""
-        return PyBytes_FromStringAndSize(<char*>self.state.pending, self.state.npending)
+        return self._surrogate + PyBytes_FromStringAndSize(<char*>self.state.pending, self.state.npending)
 
     def __reduce__(self):
-        return (_stream_decoder, (self.model, self.errors, self.pending))
+        return (_stream_decoder, (self.model, self.errors,
+                                  PyBytes_FromStringAndSize(<char*>self.state.pending, self.state.npending),
+                                  self._surrogate))
 
 
-def _stream_decoder(Model model, str errors, bytes pending):
+def _cut_surrogate(bytes data):
+    """(what decodes now, what waits): with errors="surrogatepass", a surrogate's UTF-8
+    (ED A0-BF 80-BF) cut by the end of ``data`` waits for the rest of it."""
+    cdef Py_ssize_t n = len(data), k
+    for k in range(max(n - 2, 0), n):
+        if data[k] == 0xED and (k + 1 == n or 0xA0 <= data[k + 1] <= 0xBF):
+            return data[:k], data[k:]
+    return data, b""
+
+
+def _stream_decoder(Model model, str errors, bytes pending, bytes surrogate=b""):
     """A StreamDecoder in the state a pickled one was in (``StreamDecoder.__reduce__``)."""
     cdef StreamDecoder decoder = StreamDecoder(model, errors)
+    if len(surrogate) > 2 or _cut_surrogate(surrogate)[1] != surrogate:
+        raise ValueError(f"{surrogate!r} is not the start of a surrogate's UTF-8")
+    decoder._surrogate = surrogate
     if len(pending) > 8:
         raise ValueError(f"a stream decoder holds at most 8 pending bytes, got {len(pending)}")
     memcpy(decoder.state.pending, PyBytes_AS_STRING(pending), len(pending))
