@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import gzip
+import io
+import json
 import os
 import pickle
 from pathlib import Path
@@ -236,3 +238,51 @@ def test_nfc_files_have_hfs_offsets_where_nfc_changes_the_text():
     _same_as_hf(_loaded(path), _hf(path), texts)
     tok = _loaded(path)
     assert tok.encode_with_offsets("e\u0301x".encode())[1] == [(0, 1), (0, 1), (3, 4)]  # bytes: byte offsets
+
+
+def _bl300_with(change):
+    document = json.loads((HERE / "data" / "bpe" / "bl300.json").read_text(encoding="utf-8"))
+    change(document)
+    return json.dumps(document).encode()
+
+
+def _added(content, kid):
+    return {"id": kid, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": True}
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"YQ== 1000000000\n", r"offset 0: rank 0 is missing \(1000000000 missing in all\)"),
+    (b"YQ== " + b"9" * 5000 + b"\n", r"offset 0: line 1: the rank b'9999.* is far past any vocabulary"),
+], ids=["a rank far past the others", "a rank of 5000 digits"])
+def test_absurd_ranks_are_refused_at_once(data, message):
+    with pytest.raises(bbpe.FormatError, match=message):
+        bbpe.BPE.from_tiktoken(io.BytesIO(data), "gpt2")
+
+
+def test_a_special_token_whose_bytes_a_rank_has_is_named():
+    ranks = {**{bytes([b]): b for b in range(256)}, b"<|endoftext|>": 256}
+    with pytest.raises(ValueError, match=r"special_tokens\['<\|endoftext\|>'\]: .* has id 257, expected 256"):
+        bbpe.BPE.from_tiktoken(ranks, "gpt2", {"<|endoftext|>": 257})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.update(post_processor={"type": "TemplateProcessing", "pair": [], "special_tokens": {},
+                                        "single": [{"SpecialToken": {"id": [], "type_id": 0}}]}),
+     r"post_processor.single\[0\].SpecialToken.id: must be a str"),
+    (lambda d: d["added_tokens"].append(_added("\ud800", 300)), r"added_tokens\[1\].content: holds a lone surrogate"),
+    (lambda d: d["added_tokens"].append(_added("Ġ", 221)), r"added_tokens\[1\].id: token 'Ġ' has id 221"),
+], ids=["a template piece's id that is no str", "a lone surrogate", "a vocabulary token's byte-level text"])
+def test_what_the_fuzzer_found_in_json_files_is_named(tmp_path, change, message):
+    path = tmp_path / "t.json"
+    path.write_bytes(_bl300_with(change))
+    with pytest.raises(bbpe.FormatError, match=message):
+        bbpe.load(path)
+
+
+def test_special_tokens_compare_as_a_set(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_bytes(_bl300_with(lambda d: d["added_tokens"].insert(0, _added("<x>", 300))))
+    tok = bbpe.load(path)
+    tok.save(tmp_path / "again.json")
+    assert bbpe.load(tmp_path / "again.json") == tok

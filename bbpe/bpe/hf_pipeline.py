@@ -205,6 +205,8 @@ def _pieces(value: Any, field: str, names: dict[str, Any], fields: Fields) -> tu
         (kind, inner), = piece.items()
         inner = fields.obj(inner, f"{at}.{kind}")
         kid = inner.get("id")
+        if not isinstance(kid, str):
+            fields.fail(f"{at}.{kind}.id", f"must be a str, got {shown(kid)}")
         if kind == "Sequence" and kid not in ("A", "B"):
             fields.fail(f"{at}.Sequence.id", f"must be 'A' or 'B', got {shown(kid)}")
         if kind == "SpecialToken" and kid not in names:

@@ -9,6 +9,7 @@ bytes that are not UTF-8) give their byte offset instead (``parse``).
 from __future__ import annotations
 
 import json
+import re
 import reprlib
 from typing import Any, NoReturn
 
@@ -81,6 +82,9 @@ class Fields:
     def text(self, value: Any, field: str) -> str:
         if not isinstance(value, str):
             self.fail(field, f"must be a str, got {shown(value)}")
+        lone = _SURROGATE.search(value)
+        if lone is not None:  # Python's json reads a "\ud800" escape; HF's reader (serde_json) refuses it
+            self.fail(field, f"holds a lone surrogate (U+{ord(lone.group()):04X} at {lone.start()}), which is no text")
         return value
 
     def kind(self, stage: dict[str, Any], field: str) -> str:
@@ -109,3 +113,6 @@ def parse(data: bytes, name: str) -> Any:
         raise FormatError(name, 0, "not a valid JSON file (arrays or objects nested too deeply)") from None
     except ValueError as err:  # an int of more digits than sys.get_int_max_str_digits()
         raise FormatError(name, 0, f"not a valid JSON file ({err})") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

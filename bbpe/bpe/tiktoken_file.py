@@ -126,6 +126,8 @@ def _parse(data: bytes, name: str) -> dict[int, tuple[bytes, int]]:
             raise FormatError(name, at, f"line {number}: {_shown(encoded)} is not valid base64 ({err})") from None
         if not token:
             raise FormatError(name, at, f"line {number}: {_shown(encoded)} is an empty token")
+        if len(digits) > 12:  # (int() of thousands of digits is slow, then refused by Python itself)
+            raise FormatError(name, at, f"line {number}: the rank {_shown(digits)} is far past any vocabulary")
         rank = int(digits)
         if rank in by_rank:
             raise FormatError(name, at, f"line {number}: rank {rank} is already the rank of line {by_rank[rank][1]}")
@@ -181,11 +183,12 @@ def _dense_tokens(by_rank: Mapping[int, tuple[bytes, int]], specials: Mapping[st
     """The tokens by rank 0..n-1; a gap must be filled by a special token (its bytes take the
     place, unreachable by merging), else FormatError naming the missing rank."""
     top = max(by_rank)
-    filling = {kid: text for text, kid in specials.items() if kid < top}
-    missing = [rank for rank in range(top + 1) if rank not in by_rank and rank not in filling]
+    filling = {kid: text for text, kid in specials.items() if kid < top and kid not in by_rank}
+    missing = top + 1 - len(by_rank) - len(filling)  # (counted, not listed: a rank of 10**9 is one line)
     if missing:
+        first = next(rank for rank in range(top + 1) if rank not in by_rank and rank not in filling)
         over = by_rank[top][1]
-        raise FormatError(name, 0, f"rank {missing[0]} is missing ({len(missing)} missing in all): the ranks must be "
+        raise FormatError(name, 0, f"rank {first} is missing ({missing} missing in all): the ranks must be "
                                    f"0..n-1, and line {over} has rank {top} with {len(by_rank)} ranks in the file")
     tokens = tuple(by_rank[rank][0] if rank in by_rank else filling[rank].encode("utf-8", "surrogatepass")
                    for rank in range(top + 1))

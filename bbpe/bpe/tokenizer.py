@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
+from ..common.specials import SpecialTokenError
 from ..common.template import A, B
 from ..common.template import Template as FacadeTemplate
 from ..errors import FormatError
@@ -61,8 +62,14 @@ class BPE(Tokenizer):
         self._pre_tokenizer = pattern  # a PIECES id, a regex object or None: the codec's
         self._shadowed = spec.unreachable  # decoded from their added tokens (_codec_tokens)
         self._start(list(spec.tokens), codec)
-        self._set_user_state({"special_tokens": [(t.content.encode("utf-8", "surrogatepass"), t.id)
-                                                 for t in spec.added_tokens]})
+        try:
+            self._set_user_state({"special_tokens": [(t.content.encode("utf-8", "surrogatepass"), t.id)
+                                                     for t in spec.added_tokens]})
+        except SpecialTokenError as err:  # named as the file (or tiktoken's argument) names it
+            token = spec.added_tokens[err.position]
+            where = (f"special_tokens[{token.content!r}]" if spec.text_form == "bytes" else
+                     f"added_tokens[{err.position}].{err.part}")
+            raise ValueError(f"{where}: {err}") from None
         if spec.template is not None:
             self._apply_spec_template(spec.template)
             if spec.template.roberta:
@@ -117,11 +124,6 @@ class BPE(Tokenizer):
             document["bbpe"] = options
         return json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
 
-    def _json_sections(self) -> dict[str, Any]:
-        document = to_tokenizer_json(self.spec)
-        return {key: document.get(key) for key in ("normalizer", "pre_tokenizer", "model", "post_processor",
-                                                   "decoder")}
-
     def current_spec(self) -> BpeSpec:
         """The ``BpeSpec`` of this tokenizer as it is now: the file's, with the special tokens
         added since and the template set since (what ``save`` writes)."""
@@ -132,17 +134,21 @@ class BPE(Tokenizer):
         template = self.spec.template
         if template is None or (self._template.single, self._template.pair) != facade_pieces(template):
             template = spec_template(self._template, self.id_to_token)  # set since
-        return replace(self.spec, added_tokens=tuple(t for t in added if t is not None), template=template)
+        return replace(self.spec, added_tokens=tuple(sorted((t for t in added if t is not None), key=lambda t: t.id)),
+                       template=template)
 
     def _apply_spec_template(self, template: Template) -> None:
         """The file's post-processing template as the facade's (``set_template``); a
         ValueError when a token of it has another id in the file than in the vocabulary."""
         single, pair = template_texts(template)
-        self.set_template(single, pair)
+        try:
+            self.set_template(single, pair)
+        except ValueError as err:
+            raise ValueError(f"post_processor: {err}") from None
         wanted = facade_pieces(template)
         if (self._template.single, self._template.pair) != wanted:
-            raise ValueError(f"the template {single!r} names tokens whose ids in the file are not theirs in the "
-                             "vocabulary: bbpe.BPE does not apply such a template")
+            raise ValueError(f"post_processor: the template {single!r} names tokens whose ids in the file are not "
+                             "theirs in the vocabulary: bbpe.BPE does not apply such a template")
 
     def _token_spans(self, text: str | bytes, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Offsets as HF gives them: the space ``add_prefix_space`` puts first has the span of
