@@ -116,6 +116,7 @@ cdef class BpeCodec(CompiledModel):
     cdef _build_chars(self)
     cdef _build_sigs(self)
     cdef list _as_list(self, const int32_t* ids, int64_t count)
+    cdef object _text_of(self, object data)
     cdef int64_t _spans(self, object data, bint from_utf8, const uint8_t* s, size_t n, bpe_work* w) except -1
     cdef list _encode_list(self, object data, int flags)
     cdef int64_t _encode_one(self, object data, int32_t* dst, bpe_work* w) except -2

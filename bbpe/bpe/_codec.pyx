@@ -1345,6 +1345,13 @@ cdef class BpeCodec(CompiledModel):
         ValueError naming the offset where it is not) -> list of ids. ``flags``: none yet."""
         return self._encode_list(data, flags)
 
+    cdef object _text_of(self, object data):
+        """A text as the encoder takes it: exactly a str or bytes (``_plain_text``), NFC
+        with the ``"NFC"`` normalizer."""
+        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
+            data = _plain_text(data, "text")
+        return data if self._normalizer is None else _nfc(data)
+
     cdef list _encode_list(self, object data, int flags):
         cdef _text t
         cdef int64_t count
@@ -1353,10 +1360,7 @@ cdef class BpeCodec(CompiledModel):
         cdef size_t cap
         cdef bpe_work w
         memset(&w, 0, sizeof(bpe_work))
-        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
-            data = _plain_text(data, "text")
-        if self._normalizer is not None:
-            data = _nfc(data)
+        data = self._text_of(data)
         _as_text(data, &t)
         cap = _text_cap(&t)
         if cap > 2048:
@@ -1378,10 +1382,7 @@ cdef class BpeCodec(CompiledModel):
         cdef bpe_work w
         cdef uint32_t[::1] view
         memset(&w, 0, sizeof(bpe_work))
-        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
-            data = _plain_text(data, "text")
-        if self._normalizer is not None:
-            data = _nfc(data)
+        data = self._text_of(data)
         _as_text(data, &t)
         out = np.empty(_text_cap(&t), dtype=np.uint32)
         view = out
