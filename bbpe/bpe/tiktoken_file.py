@@ -17,6 +17,7 @@ import binascii
 import gzip
 import io
 import os
+import re
 import zlib
 from collections.abc import Mapping
 from typing import BinaryIO, Union
@@ -100,11 +101,18 @@ def _shown(value: bytes, limit: int = 60) -> str:
     return repr(value if len(value) <= limit else value[:limit] + b"...")
 
 
+# a whole file of well-formed lines (one C-level scan): what _parse checks line by line first
+_WELL_FORMED = re.compile(rb"(?:[A-Za-z0-9+/]+={0,2} [0-9]{1,12}\n)*(?:[A-Za-z0-9+/]+={0,2} [0-9]{1,12}\n?)?")
+
+
 def _parse(data: bytes, name: str) -> dict[int, tuple[bytes, int]]:
     """rank -> (token, line number), each line checked: ``base64 SP rank`` (CRLF allowed),
     valid base64 of a non-empty token, a rank of decimal digits, no rank or token twice."""
     if data.lstrip()[:1] in (b"{", b"["):
         raise FormatError(name, 0, "this is a JSON file, not a .tiktoken ranks file")
+    fast = _parse_well_formed(data)
+    if fast is not None:
+        return fast
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()  # the newline that ends the last line
@@ -137,6 +145,24 @@ def _parse(data: bytes, name: str) -> dict[int, tuple[bytes, int]]:
                                         f"already on line {first}")
         by_rank[rank] = (token, number)
     return by_rank
+
+
+def _parse_well_formed(data: bytes) -> dict[int, tuple[bytes, int]] | None:
+    """``_parse``'s result for a file that passes every check (tiktoken's own files), taken
+    a column at a time, or None for any other file: the line-by-line reading then says
+    where and what is wrong."""
+    if not data or _WELL_FORMED.fullmatch(data) is None:
+        return None
+    columns = data.split()
+    encoded, digits = columns[0::2], columns[1::2]
+    try:  # (b64decode(validate=True) is this after the check the pattern made of every token)
+        tokens = list(map(binascii.a2b_base64, encoded))
+    except (binascii.Error, ValueError):
+        return None
+    ranks = list(map(int, digits))
+    if not all(tokens) or len(set(tokens)) != len(tokens) or len(set(ranks)) != len(ranks):
+        return None
+    return {rank: (token, number) for number, (rank, token) in enumerate(zip(ranks, tokens), 1)}
 
 
 def _check_mapping(ranks: Mapping[bytes, int], name: str) -> dict[int, tuple[bytes, int]]:
