@@ -52,7 +52,9 @@ from .common.threads import shared_pool
 from .common.vocab_access import VocabularyAccess, _is_one_id
 from .errors import FormatError, UnknownIdError
 
-_OPTIONS = ("padding_side", "truncation_side", "pad_token_id")  # the user state kept in the JSON file's "bbpe"
+# the options of the user state, kept in the JSON file's "bbpe", and their defaults
+OPTION_DEFAULTS: dict[str, object] = {"padding_side": "right", "truncation_side": "right", "pad_token_id": None}
+_OPTIONS = tuple(OPTION_DEFAULTS)
 
 
 class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
@@ -342,14 +344,10 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
     def _encode_planned(self, data: list, compat: bool, out: str, num_threads: int | None,
                         cut: frozenset[bytes], plain: dict[int, bytes]) -> list[list[int]] | list[np.ndarray]:
         """``encode_batch`` of checked texts, the call's special tokens worked out (``_plan``)."""
-        if cut:  # the texts holding added special tokens cut there, text by text; the others in one batch
+        if cut:
             holding = self._specials.holding(data, cut)
-            rows: list[Any] = ([None] * len(data) if len(holding) == len(data) else
-                               self._encode_planned(data, compat, out, num_threads, frozenset(), plain))
-            for i in holding:
-                ids = self._encode_with_specials(data[i], compat, cut, plain)
-                rows[i] = ids if out == "list" else np.array(ids, dtype=np.uint32)
-            return rows
+            if holding:
+                return self._encode_cut(data, compat, out, num_threads, cut, plain, holding)
         if plain and out != "list":  # arrays: the flat batch, mended where a plain special was matched
             flat, starts = self._flat(data, num_threads, compat, cut, plain)
             return [flat[a:b] for a, b in pairwise(starts.tolist())]
@@ -557,12 +555,30 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self._check_texts(data, policy, "texts[{}]".format)
         return self._flat(data, num_threads, compat, *self._plan(policy))
 
+    def _encode_cut(self, data: list, compat: bool, out: str, num_threads: int | None, cut: frozenset[bytes],
+                    plain: dict[int, bytes], holding: list[int]) -> list:
+        """``_encode_planned`` when the texts ``holding`` hold added special tokens: those cut
+        there, text by text; the others in one batch, as if there were none."""
+        held = set(holding)
+        rest = [i for i in range(len(data)) if i not in held]
+        rows: list[Any] = [None] * len(data)
+        if rest:
+            for i, row in zip(rest, self._encode_planned([data[i] for i in rest], compat, out, num_threads,
+                                                         frozenset(), plain)):
+                rows[i] = row
+        for i in holding:
+            ids = self._encode_with_specials(data[i], compat, cut, plain)
+            rows[i] = ids if out == "list" else np.array(ids, dtype=np.uint32)
+        return rows
+
     def _flat(self, data: list, num_threads: int | None, compat: bool, cut: frozenset[bytes],
               plain: dict[int, bytes]) -> tuple[np.ndarray, np.ndarray]:
         """The codec's flat batch (``encode_many``), slices of it on threads; text by text
-        when added special tokens are cut out, and mended where a plain special was matched."""
-        if cut and self._specials.holding(data, cut):  # (texts holding none go to the batch below)
-            lists = self._encode_planned(data, compat, "list", num_threads, cut, plain)
+        for the texts that hold added special tokens, and mended where a plain special was
+        matched."""
+        holding = self._specials.holding(data, cut) if cut else []
+        if holding:
+            lists = self._encode_cut(data, compat, "list", num_threads, cut, plain, holding)
             flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32, count=sum(map(len, lists)))
             return flat, np.concatenate(([0], np.cumsum([len(ids) for ids in lists], dtype=np.int64)))
         threads = _batch_threads(num_threads, len(data))
@@ -674,9 +690,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys), self._id_gaps)
         self._specials_changed()
         self.set_template(state.get("template", "$A"), state.get("template_pair"))
-        self.padding_side = state.get("padding_side", "right")
-        self.truncation_side = state.get("truncation_side", "right")
-        self.pad_token_id = state.get("pad_token_id")
+        self.padding_side = state.get("padding_side", OPTION_DEFAULTS["padding_side"])
+        self.truncation_side = state.get("truncation_side", OPTION_DEFAULTS["truncation_side"])
+        self.pad_token_id = state.get("pad_token_id", OPTION_DEFAULTS["pad_token_id"])
 
 
 def _refuse_ranks_file(data: bytes, name: str) -> None:

@@ -25,7 +25,7 @@ from ..common.specials import SpecialTokenError
 from ..common.template import A, B
 from ..common.template import Template as FacadeTemplate
 from ..errors import FormatError
-from ..tokenizer import Tokenizer
+from ..tokenizer import OPTION_DEFAULTS, Tokenizer
 from . import byte_level
 from ._codec import BpeCodec
 from ._pretokenize import compiled_pattern, split
@@ -110,7 +110,7 @@ class BPE(Tokenizer):
         except ValueError as err:
             raise FormatError(name, 0, str(err)) from None
         options = document.get("bbpe") or {}
-        tok._set_user_state({**tok._user_state(), **{k: v for k, v in options.items() if k in _USER_OPTIONS}})
+        tok._set_user_state({**tok._user_state(), **{k: v for k, v in options.items() if k in OPTION_DEFAULTS}})
         return tok
 
     def _json_bytes(self) -> bytes:
@@ -119,8 +119,9 @@ class BPE(Tokenizer):
         file has no place for (``padding_side``, ``truncation_side``, ``pad_token_id``), when
         set, go in a ``bbpe`` section, which bbpe reads back and HF refuses."""
         document = to_tokenizer_json(self.current_spec())
-        options = {key: value for key, value in self._user_state().items() if key in _USER_OPTIONS}
-        if options != _DEFAULT_OPTIONS:
+        state = self._user_state()
+        options = {key: state[key] for key in OPTION_DEFAULTS}
+        if options != OPTION_DEFAULTS:
             document["bbpe"] = options
         return json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
 
@@ -128,14 +129,11 @@ class BPE(Tokenizer):
         """The ``BpeSpec`` of this tokenizer as it is now: the file's, with the special tokens
         added since and the template set since (what ``save`` writes)."""
         known = {t.content.encode("utf-8", "surrogatepass"): t for t in self.spec.added_tokens}
-        added = [known.get(key) or AddedToken(key.decode("utf-8", "surrogatepass"), kid,
-                                              decoded=byte_level.decoded_bytes(key.decode("utf-8", "surrogatepass")))
-                 for key, kid in self._specials.ids.items()]
+        added = [known.get(key) or _added_token(key, kid) for key, kid in self._specials.ids.items()]
         template = self.spec.template
         if template is None or (self._template.single, self._template.pair) != facade_pieces(template):
             template = spec_template(self._template, self.id_to_token)  # set since
-        return replace(self.spec, added_tokens=tuple(sorted((t for t in added if t is not None), key=lambda t: t.id)),
-                       template=template)
+        return replace(self.spec, added_tokens=tuple(sorted(added, key=lambda t: t.id)), template=template)
 
     def _apply_spec_template(self, template: Template) -> None:
         """The file's post-processing template as the facade's (``set_template``); a
@@ -291,10 +289,10 @@ class BPE(Tokenizer):
         return f"<bbpe.BPE: {len(self)} ids>"
 
 
-_USER_OPTIONS = ("padding_side", "truncation_side", "pad_token_id")
-
-
-_DEFAULT_OPTIONS = {"padding_side": "right", "truncation_side": "right", "pad_token_id": None}
+def _added_token(key: bytes, kid: int) -> AddedToken:
+    """A special token added on the tokenizer, as the file's added tokens are described."""
+    content = key.decode("utf-8", "surrogatepass")
+    return AddedToken(content, kid, decoded=byte_level.decoded_bytes(content))
 
 
 def _codec_tokens(spec: BpeSpec) -> list[bytes]:

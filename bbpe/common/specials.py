@@ -129,7 +129,8 @@ class SpecialTokens:
     def holding(self, texts: list[str | bytes], only: frozenset[bytes]) -> list[int]:
         """The indices of the texts that hold one of the special tokens ``only`` (the others
         need no cutting: the model takes them whole, in one batch)."""
-        return [i for i, text in enumerate(texts) if holds(_probes(only), text)]
+        probes = _probes(only)
+        return [i for i, text in enumerate(texts) if holds(probes, text)]
 
     def probes(self) -> tuple[tuple[str, ...] | re.Pattern, tuple[bytes, ...] | re.Pattern]:
         """What tells that a str, or bytes, holds none of the special tokens (then the model
