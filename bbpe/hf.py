@@ -25,8 +25,9 @@ It keeps transformers' slow-tokenizer pipeline (tokenize each text, ``prepare_fo
   ``build_inputs_with_special_tokens``, ``create_token_type_ids_from_sequences``,
   ``get_special_tokens_mask`` and ``num_special_tokens_to_add`` come from ``Template.frame``
   and ``Template.added``. A pair gets ``token_type_ids`` unless ``return_token_type_ids=False``;
-  without special tokens its second text is of type 1, as in HF tokenizers (transformers
-  4.x refuses token type ids then, 5.x makes them 0);
+  without special tokens its second text is of type 1, as in HF tokenizers (type 0 for a
+  RoBERTa file's BPE, as HF gives it; transformers 4.x refuses token type ids then, 5.x
+  makes them 0);
 - truncation is bbpe's (``truncate_sequences``): a pair under ``longest_first`` keeps what HF
   tokenizers keeps, and a ``max_length`` that leaves no room for the template, or none for
   the text ``only_first``/``only_second`` cuts, raises ValueError (transformers logs it and
@@ -59,6 +60,10 @@ texts, not pairs), from the tokens transformers asked for. ``save_pretrained`` w
 model as bbpe's JSON file (``bbpe.json``, template and special tokens included), which
 ``BbpeTokenizer.from_pretrained(directory)`` and ``AutoTokenizer.from_pretrained(directory)``
 load. Pickling and ``deepcopy`` keep the whole current state.
+
+Why this module is long: each step of transformers' pipeline that differs between its
+versions, or from bbpe, is overridden here with the reason beside it; the work itself is the
+bbpe tokenizer's.
 """
 
 from __future__ import annotations
@@ -77,9 +82,9 @@ try:
 except ImportError as err:  # pragma: no cover - only without the extra
     raise ImportError("bbpe.hf needs transformers: pip install 'bbpe[hf]'") from err
 
-from .common.batch import char_spans, kept_part
+from .common.batch import kept_part
 from .common.rows import pair_lengths
-from .common.template import NO_TEMPLATE, Template
+from .common.template import Template
 from .common.token_text import token_text
 from .common.words import word_texts
 from .tokenizer import Tokenizer
@@ -284,7 +289,7 @@ class BbpeTokenizer(PreTrainedTokenizer):
 
     def _call_template(self) -> Template:
         """The template of the call in progress: the bbpe tokenizer's, or none."""
-        return NO_TEMPLATE if self._options().get("bare") else self.bbpe._template
+        return self.bbpe._bare_template if self._options().get("bare") else self.bbpe._template
 
     def build_inputs_with_special_tokens(self, token_ids_0: list[int],
                                          token_ids_1: list[int] | None = None) -> list[int]:
@@ -436,10 +441,13 @@ class BbpeTokenizer(PreTrainedTokenizer):
             known[token] = len(self.bbpe.token_bytes(i) if i < len(self.bbpe)
                                else self._added_tokens_decoder[i].content.encode())
         lengths = np.array([known[token] for token in tokens], dtype=np.int64)
-        if lengths.sum() != len(text.encode("utf-8", "surrogatepass")):
+        ids = np.array(self.convert_tokens_to_ids(tokens), dtype=np.int64)
+        try:  # the model's own offsets (BPE: HF's prefix space, trimming, NFC)
+            spans = self.bbpe._token_spans(text, ids, lengths)
+        except ValueError:
             raise ValueError("offsets: the tokens do not spell the text (an added token that strips spaces, "
-                             "or bug_compat=True)")
-        return [(a, b) for a, b in char_spans(text, lengths).tolist()]
+                             "or bug_compat=True)") from None
+        return [(a, b) for a, b in spans.tolist()]
 
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         if not os.path.isdir(save_directory):
