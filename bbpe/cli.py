@@ -10,6 +10,10 @@ alone); ``count`` the tokens of each line, or with ``--total`` of each file, as 
 prints its counts. Every file a verb reads may be ``-``, standard input: a corpus, an
 input, or a model from a pipe (``-m -``), but not a model and an input at once. Errors are
 one line on stderr and exit code 1 (2 for usage errors); no traceback.
+
+Why this module is long: it is the command's one job, one parser and one function per verb,
+each turning every bad input into its one-line error; what the verbs compute is the
+library's.
 """
 
 from __future__ import annotations

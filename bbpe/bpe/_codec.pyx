@@ -47,6 +47,11 @@ Measured on this design's way (zh-large, o200k_base): the pair table grouped by 
 and its filter took the search from 27 to 66 MB/s, one slot per token instead of id-indexed
 tables 66 to 73, the signatures +19%, the table by code point +6%. A first pass of greedy
 longest matches followed by a separate pass of checks was tried, and was slower.
+
+Why this module is long: it is one compiled model, all of whose parts share the layout of
+``bpe_model`` and inline into each other's loops (the trie and its build, the pair tables,
+the search and the heap, the text conversions, the batch encoders), and Cython inlines only
+within a module.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE

@@ -4,7 +4,7 @@ them (``input_ids``, ``attention_mask``, ``offset_mapping``).
 
 Two shapes, each built in one compiled pass. The 2-D arrays (``return_tensors="np"``) are
 filled from the flat form the codec gives a batch in (all ids one after the other, and
-where each text's start) without the GIL (``codec.pad_rows``, big batches on several
+where each text's start) without the GIL (``common._fast.pad_rows``, big batches on several
 threads, each its own rows), with no Python object per token. The lists take the
 encoder's own lists (``encode_batch``) and frame them (``common._fast.frame_rows``): template,
 truncation, padding and masks, in lists the collector need not track, as the encoder's.
@@ -13,7 +13,12 @@ truncation, padding and masks, in lists the collector need not track, as the enc
 ``encode_batch``, ``_encode_flat(texts, threads, compat, specials)`` (the flat batch, the
 call's special-token arguments applied), ``_token_lengths(ids)`` (bytes per token),
 ``decode``,
-``_template``, ``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``.
+``_template``, ``bug_compat``, ``pad_id``, ``pad_token_id`` and ``padding_side``; a model
+whose tokens do not lie end to end over its text gives its offsets (``_token_spans``).
+
+Why this module is long: ``HFBatches.__call__`` is transformers' whole call (pairs, words,
+truncation with a stride, padding, tensors, offsets), and its arguments are checked here,
+where users meet them; the row-by-row forms are ``rows`` and ``words``.
 """
 
 from __future__ import annotations
