@@ -286,3 +286,21 @@ def test_special_tokens_compare_as_a_set(tmp_path):
     tok = bbpe.load(path)
     tok.save(tmp_path / "again.json")
     assert bbpe.load(tmp_path / "again.json") == tok
+
+
+@pytest.mark.parametrize("path", [p for p in APPLIED if p.name in ("bl1000_prefix.json", "mixed5000.json",
+                                                                    "nfc_qwen1000.json")], ids=lambda p: p.name)
+def test_bbpe_hf_gives_the_models_offsets_and_pairs(path):
+    """The transformers wrapper gives what tok() gives: HF's prefix-space, trimmed and NFC
+    offsets, and RoBERTa's type ids of a pair without special tokens."""
+    hf = pytest.importorskip("bbpe.hf", reason="bbpe.hf needs transformers (the [hf] extra)")
+    tok = _loaded(path)
+    wrapper = hf.BbpeTokenizer(tok)
+    for text in ["Hello  world e\u0301 床前", " leading", "x\u212b y"]:
+        ours = tok([text], return_offsets_mapping=True)
+        theirs = wrapper(text, return_offsets_mapping=True)
+        assert theirs["input_ids"] == ours["input_ids"][0]
+        assert [tuple(span) for span in theirs["offset_mapping"]] == ours["offset_mapping"][0]
+    pair = wrapper("a b", "c", add_special_tokens=False, return_token_type_ids=True)
+    assert pair["token_type_ids"] == tok(["a b"], ["c"], add_special_tokens=False,
+                                         return_token_type_ids=True)["token_type_ids"][0]

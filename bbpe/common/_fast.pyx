@@ -87,7 +87,8 @@ cdef class TokenizerBase:
 
     cdef bint _holds_special(self, object text):
         """Whether ``text`` may hold an added special token: True unless it is a str or bytes
-        in which ``_special_probes`` finds none."""
+        in which ``_special_probes`` finds none (``specials.holds``, here in Cython so that
+        ``encode`` reaches the model without a Python frame)."""
         cdef object probe
         if PyUnicode_CheckExact(text):
             probe = self._special_probes[0]
