@@ -2,7 +2,7 @@
 pre-tokenizers of bbpe/bpe/_pretokenize.pyx.
 
     python tools/make_unicode_classes.py            # (re)writes the header
-    python tools/make_unicode_classes.py --check    # compares the classes with tiktoken's and
+    python tools/make_unicode_classes.py --check    # compares the header with tiktoken's and
                                                     # HF tokenizers' own regex engines
 
 A class is a set of bits, one per character class that the patterns use:
@@ -17,15 +17,14 @@ Anything else, [^\\s\\p{L}\\p{N}], has none of L, N, S; \\r and \\n the scanners
 The table has two stages: block = stage1[cp >> 8], class = stage2[block << 8 | (cp & 0xFF)];
 block 0 is the first 256 code points, so ASCII is stage2[byte].
 
-The classes are what the ``regex`` package says, at the Unicode version of the engines whose
-ids bbpe must reproduce. regex 2026.5.9 is at Unicode 17.0. tiktoken 0.14 (the Rust ``regex``
-crate under fancy-regex) and HF tokenizers 0.23 (Oniguruma) are both at Unicode 16.0: probed
-one class at a time over all code points (``--check``), they agree with each other exactly and
-differ from ``regex`` at 4,700 code points, all of them UNICODE_17_CHANGES below: the letters,
-digits and marks that Unicode 17.0 added (in 16.0 unassigned, so none of the classes) and
-U+0295 LATIN LETTER PHARYNGEAL VOICED FRICATIVE, which 17.0 moved from Ll to Lo. The table
-follows tiktoken and HF there. If ``--check`` reports anything, an engine moved to another
-Unicode version: update UNICODE_17_CHANGES (and regex's version below) and regenerate.
+The classes are those of the engines whose ids bbpe must reproduce: tiktoken's (the Rust
+``regex`` crate under fancy-regex), read by probing it one class at a time over every code
+point, and checked against HF tokenizers' (Oniguruma) where it is installed. tiktoken 0.14 and
+HF tokenizers 0.23 are both at Unicode 16.0 and agree exactly. The ``regex`` package, which
+tests and bbpe's fallback for other patterns use, follows newer Unicode versions (17.0 in
+regex 2026.5, later ones after): the tests compare with it only at the code points where its
+classes are the table's. If ``--check`` reports a difference, tiktoken moved to another
+Unicode version: regenerate, and bbpe follows it.
 
 Case folding (the patterns' (?i:'s|'t|...)) needs no table: under simple case folding, which
 ``regex``, Rust's regex and Oniguruma use, the only non-ASCII code point that matches one of
@@ -39,8 +38,7 @@ import sys
 from pathlib import Path
 
 HEADER = Path(__file__).resolve().parent.parent / "bbpe" / "bpe" / "unicode_classes.h"
-REGEX_UNICODE = "17.0"     # the Unicode version of the `regex` package this was made with
-ENGINE_UNICODE = "16.0"    # tiktoken's and HF tokenizers'
+ENGINE_UNICODE = "16.0"    # tiktoken 0.14's and HF tokenizers 0.23's
 
 CLS_L, CLS_N, CLS_S, CLS_UP, CLS_LO = 1, 2, 4, 8, 16
 CLASSES = {  # bit -> the regex class it stands for
@@ -50,19 +48,6 @@ CLASSES = {  # bit -> the regex class it stands for
     CLS_UP: r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
     CLS_LO: r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",
 }
-
-# (first, last, class at Unicode 16.0): where `regex` (17.0) differs from tiktoken and HF
-UNICODE_17_CHANGES = [
-    (0x0295, 0x0295, CLS_L | CLS_LO),  # Ll in 16.0, Lo in 17.0
-    (0x088F, 0x088F, 0), (0x0C5C, 0x0C5C, 0), (0x0CDC, 0x0CDC, 0), (0x1ACF, 0x1ADD, 0),
-    (0x1AE0, 0x1AEB, 0), (0xA7CE, 0xA7CF, 0), (0xA7D2, 0xA7D2, 0), (0xA7D4, 0xA7D4, 0),
-    (0xA7F1, 0xA7F1, 0), (0x10940, 0x10959, 0), (0x10EC5, 0x10EC7, 0), (0x10EFA, 0x10EFB, 0),
-    (0x11B60, 0x11B67, 0), (0x11DB0, 0x11DDB, 0), (0x11DE0, 0x11DE9, 0), (0x16EA0, 0x16EB8, 0),
-    (0x16EBB, 0x16ED3, 0), (0x16FF2, 0x16FF6, 0), (0x187F8, 0x187FF, 0), (0x18D09, 0x18D1E, 0),
-    (0x18D80, 0x18DF2, 0), (0x1E6C0, 0x1E6DE, 0), (0x1E6E0, 0x1E6F5, 0), (0x1E6FE, 0x1E6FF, 0),
-    (0x2B73A, 0x2B73F, 0), (0x2CEA2, 0x2CEAD, 0), (0x323B0, 0x33479, 0),
-]
-
 
 def _all_code_points() -> str:
     """Every code point but the surrogates (which cannot be in a str that is encoded)."""
@@ -81,12 +66,40 @@ def regex_classes() -> bytearray:
     return cls
 
 
+def engine_classes() -> dict[str, bytearray]:
+    """The class of every code point in each engine that is installed (tiktoken, tokenizers)."""
+    found: dict[str, bytearray] = {}
+    for bit, pattern in CLASSES.items():
+        for engine, hits in engine_matches(pattern).items():
+            cls = found.setdefault(engine, bytearray(0x110000))
+            for c in hits:
+                cls[c] |= bit
+    return found
+
+
 def classes() -> bytearray:
-    """The class of every code point at tiktoken's and HF's Unicode version."""
-    cls = regex_classes()
-    for first, last, value in UNICODE_17_CHANGES:
-        cls[first:last + 1] = bytes([value]) * (last - first + 1)
+    """The class of every code point at tiktoken's Unicode version, checked against HF's."""
+    found = engine_classes()
+    if "tiktoken" not in found:
+        raise SystemExit("tiktoken is needed to generate the table (pip install tiktoken)")
+    cls = found["tiktoken"]
+    for engine, other in found.items():
+        diff = [f"U+{c:04X}" for c in range(0x110000) if other[c] != cls[c]]
+        if diff:
+            raise SystemExit(f"tiktoken and {engine} differ at {len(diff)} code points: {' '.join(diff[:20])}")
     return cls
+
+
+def header_classes(text: str | None = None) -> bytearray:
+    """The class of every code point as the header (or ``text``, a header's text) has it."""
+    text = HEADER.read_text(encoding="utf-8") if text is None else text
+
+    def array(name: str) -> list[int]:
+        body = text.split(f"static const uint8_t {name}[", 1)[1].split("{", 1)[1].split("}", 1)[0]
+        return [int(v) for v in body.split(",") if v.strip()]
+
+    stage1, stage2 = array("bbpe_cls_stage1"), array("bbpe_cls_stage2")
+    return bytearray(stage2[stage1[cp >> 8] << 8 | (cp & 0xFF)] for cp in range(0x110000))
 
 
 def tables(cls: bytearray) -> tuple[list[int], list[bytes]]:
@@ -97,9 +110,8 @@ def tables(cls: bytearray) -> tuple[list[int], list[bytes]]:
     return stage1, list(blocks)
 
 
-def render() -> str:
-    """The header's text."""
-    cls = classes()
+def render(cls: bytearray) -> str:
+    """The header's text for the classes ``cls``."""
     # the o200k scanner relies on it: a letter is in one of its two letter classes
     assert all(c & (CLS_UP | CLS_LO) for c in cls if c & CLS_L)
     stage1, stage2 = tables(cls)
@@ -111,9 +123,9 @@ def render() -> str:
     flat = [v for block in stage2 for v in block]
     return f"""\
 /* Generated by tools/make_unicode_classes.py: do not edit. The class of each code point for
-   the compiled pre-tokenizers (bbpe/bpe/_pretokenize.pyx), from the regex package (Unicode
-   {REGEX_UNICODE}) brought back to Unicode {ENGINE_UNICODE}, the version of tiktoken's and HF tokenizers'
-   regex engines. class = bbpe_cls_stage2[bbpe_cls_stage1[cp >> 8] << 8 | (cp & 0xFF)]. */
+   the compiled pre-tokenizers (bbpe/bpe/_pretokenize.pyx), as tiktoken's and HF tokenizers'
+   regex engines have them (Unicode {ENGINE_UNICODE}).
+   class = bbpe_cls_stage2[bbpe_cls_stage1[cp >> 8] << 8 | (cp & 0xFF)]. */
 #ifndef BBPE_UNICODE_CLASSES_H
 #define BBPE_UNICODE_CLASSES_H
 
@@ -138,7 +150,7 @@ static const uint8_t bbpe_cls_stage2[{len(flat)}] = {{
 """
 
 
-def engine_classes(pattern: str) -> dict[str, set[int]]:
+def engine_matches(pattern: str) -> dict[str, set[int]]:
     """The code points that ``pattern`` (one character class) matches in tiktoken's and in HF
     tokenizers' regex engines, where they are installed."""
     text = _all_code_points()
@@ -174,12 +186,12 @@ def engine_classes(pattern: str) -> dict[str, set[int]]:
 
 
 def check() -> int:
-    """Compares the classes with the engines'; returns the number of code points that differ."""
-    cls = classes()
+    """Compares the header with the engines; returns the number of code points that differ."""
+    cls = header_classes()
     bad = 0
     for bit, pattern in CLASSES.items():
         ours = {c for c in range(0x110000) if cls[c] & bit}
-        for engine, theirs in engine_classes(pattern).items():
+        for engine, theirs in engine_matches(pattern).items():
             diff = sorted(ours ^ theirs)
             bad += len(diff)
             print(f"{pattern}: {engine} differs at {len(diff)} code points "
@@ -193,7 +205,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.check:
         sys.exit(1 if check() else 0)
-    HEADER.write_text(render(), encoding="utf-8")
+    HEADER.write_text(render(classes()), encoding="utf-8")
     print(f"wrote {HEADER}")
 
 

@@ -14,8 +14,8 @@ them (the scanners leave no gaps: findall's matches are all the pieces):
 - a BpeCodec with the scanner's id encodes the str as one with the compiled ``regex``
   pattern (PIECES_REGEX) does.
 
-The code points at which ``regex``'s Unicode (17.0) gives other classes than the scanners'
-tables (16.0, tiktoken's and HF's) are taken out of the text first, as the tests do.
+The code points at which ``regex``'s Unicode (17.0 or later) gives other classes than the
+scanners' table (16.0, tiktoken's and HF's) are taken out of the text first, as the tests do.
 
 The first byte picks the spelling and how the rest becomes a str: UTF-8 (bytes that are not
 become lone surrogates: an encoded surrogate its own, any other byte U+DC80+byte), UTF-16-LE
@@ -47,16 +47,18 @@ with atheris.instrument_imports(include=["bbpe"]):
     from bbpe.bpe._codec import BpeCodec
 
 
-def _unicode_17_changes() -> str:
-    """tools/make_unicode_classes.py's UNICODE_17_CHANGES, as tests/test_bpe_pretokenize.py reads it."""
+def _newer_unicode() -> str:
+    """The code points where ``regex``'s classes are not the header's, as
+    tests/test_bpe_pretokenize.py finds them."""
     spec = importlib.util.spec_from_file_location("make_unicode_classes",
                                                   os.path.join(REPO, "tools", "make_unicode_classes.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return "".join(chr(c) for first, last, _ in module.UNICODE_17_CHANGES for c in range(first, last + 1))
+    table = module.header_classes()
+    return "".join(chr(c) for c, cls in enumerate(module.regex_classes()) if cls != table[c])
 
 
-NEWER_UNICODE = dict.fromkeys(map(ord, _unicode_17_changes()))  # str.translate: delete them
+NEWER_UNICODE = dict.fromkeys(map(ord, _newer_unicode()))  # str.translate: delete them
 
 
 def alternatives(pattern: str) -> list[str]:
