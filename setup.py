@@ -3,7 +3,7 @@ trainer's kernels compiled ahead of time, and data/ shipped inside the package a
 
 Compiler directives are set here, once. BBPE_DEBUG=1 turns bounds and initialisation
 checks back on for a debug build (``BBPE_DEBUG=1 pip install -e .``). The kernels are
-compiled by numba's pycc (``bbpe/xbbpe/kernels/aot.py``, a few minutes); BBPE_NO_AOT=1 skips that, and a
+compiled by numba's pycc (``bbpe/kernels/build.py``, a few minutes); BBPE_NO_AOT=1 skips that, and a
 failure only warns: training then compiles them with numba's JIT on first use.
 """
 
@@ -39,29 +39,34 @@ extensions = [
 
 
 
+# the numba kernel packages compiled ahead of time, each into the extension its aot.py names
+KERNEL_PACKAGES = ["bbpe.xbbpe.kernels", "bbpe.pairmerge.kernels"]
+
+
 class build_ext_and_kernels(build_ext):
     def run(self):
         super().run()
         if os.environ.get("BBPE_NO_AOT", "") not in ("", "0"):
             return
         here = os.path.dirname(os.path.abspath(__file__))
-        kernels = os.path.join("bbpe", "xbbpe", "kernels")
-        package_dir = os.path.join(here, kernels)
-        output_dir = package_dir if self.inplace else os.path.join(os.path.abspath(self.build_lib), kernels)
-        spec = importlib.util.spec_from_file_location("_bbpe_aot_build", os.path.join(package_dir, "aot.py"))
-        aot = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(aot)
-            path = aot.build(output_dir, package_dir)
-            print(f"bbpe: compiled the trainer's kernels ahead of time: {path}")
-        except Exception as err:  # noqa: BLE001 - any failure leaves the JIT path, which works
-            print(f"bbpe: WARNING: could not compile the trainer's kernels ahead of time ({err!r}); "
-                  "training will compile them with numba's JIT on first use", file=sys.stderr)
+        spec = importlib.util.spec_from_file_location("_bbpe_kernel_build", os.path.join(here, "bbpe", "kernels", "build.py"))
+        builder = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(builder)
+        for package in KERNEL_PACKAGES:
+            relative = os.path.join(*package.split("."))
+            output_dir = os.path.join(here, relative) if self.inplace else os.path.join(os.path.abspath(self.build_lib), relative)
+            try:
+                path = builder.build(package, os.path.join(here, "bbpe"), output_dir)
+                print(f"bbpe: compiled {package} ahead of time: {path}")
+            except Exception as err:  # noqa: BLE001 - any failure leaves the JIT path, which works
+                print(f"bbpe: WARNING: could not compile {package} ahead of time ({err!r}); "
+                      "training will compile them with numba's JIT on first use", file=sys.stderr)
 
 
 setup(
     cmdclass={"build_ext": build_ext_and_kernels},
-    packages=["bbpe", "bbpe.bpe", "bbpe.common", "bbpe.xbbpe", "bbpe.xbbpe.engine", "bbpe.xbbpe.kernels", "bbpe.data"],
+    packages=["bbpe", "bbpe.bpe", "bbpe.common", "bbpe.xbbpe", "bbpe.xbbpe.engine", "bbpe.xbbpe.kernels",
+              "bbpe.kernels", "bbpe.pairmerge", "bbpe.pairmerge.kernels", "bbpe.data"],
     package_dir={"bbpe": "bbpe", "bbpe.data": "data"},
     package_data={
         "bbpe": ["*.pxd", "*.pyi", "py.typed", "include/*.h"],

@@ -40,38 +40,54 @@ def test_jit_kernels_agree_with_compiled_ones(seed, monkeypatch):
     assert train_vocabulary([data], vocab_size) == compiled
 
 
-@pytest.mark.slow  # a whole ahead-of-time build: over a minute
+def test_bpe_training_runs_compiled_kernels():
+    """The pair-merge engine's kernels are compiled at build time too: training a BPE loads
+    neither numba nor LLVM."""
+    from bbpe.pairmerge import kernels as _compiled
+
+    assert _compiled.AHEAD_OF_TIME, "the kernels were not compiled at build time (see the build log)"
+    code = (f"import sys, bbpe; bbpe.BPE.train({str(TANG300)!r}, vocab_size=600, show_progress=False); "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TANG300.parent)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow  # an ahead-of-time build: a minute
 def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
-    """``aot.build`` compiles from the kernel package's sources alone and writes no numba
-    cache next to them (entries naming its stand-in package would break the JIT fallback
-    there)."""
+    """``bbpe.kernels.build`` compiles a kernel package from a source tree alone (no bbpe
+    installed from it, no Cython extension), writes no numba cache next to the sources
+    (entries made there would be loaded by the JIT fallback) and puts numba's cache
+    directory back."""
     import importlib.util
     import shutil
 
     import numpy as np
 
-    from bbpe.xbbpe import kernels
+    from bbpe import kernels as shared
+    from bbpe.pairmerge import kernels
 
-    src = tmp_path / "src"
-    src.mkdir()
-    for source in Path(kernels.__file__).parent.glob("*.py"):
-        shutil.copy(source, src / source.name)
+    root = tmp_path / "src" / "bbpe"
+    for package, target in ((shared, root / "kernels"), (kernels, root / "pairmerge" / "kernels")):
+        target.mkdir(parents=True)
+        for source in Path(package.__file__).parent.glob("*.py"):
+            shutil.copy(source, target / source.name)
     code = ("import importlib.util, sys; from numba.core import config; before = config.CACHE_DIR; "
-            "spec = importlib.util.spec_from_file_location('aot', sys.argv[1]); "
-            "aot = importlib.util.module_from_spec(spec); spec.loader.exec_module(aot); "
-            "print(aot.build(sys.argv[2], sys.argv[3])); print(config.CACHE_DIR == before)")
-    out = subprocess.run([sys.executable, "-c", code, str(src / "aot.py"), str(tmp_path), str(src)],
-                         capture_output=True, text=True, check=True)
-    *_, path, cache_dir_restored = out.stdout.strip().splitlines()
-    assert cache_dir_restored == "True", "the build left numba's cache directory pointing at its temporary one"
+            "spec = importlib.util.spec_from_file_location('build', sys.argv[1]); "
+            "build = importlib.util.module_from_spec(spec); spec.loader.exec_module(build); "
+            "print(build.build('bbpe.pairmerge.kernels', sys.argv[2], sys.argv[3])); "
+            "print(config.CACHE_DIR == before, 'bbpe' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(root / "kernels" / "build.py"), str(root), str(tmp_path)],
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    *_, path, flags = out.stdout.strip().splitlines()
+    assert flags == "True False", "the build left numba's cache directory or its stand-in modules behind"
     built = Path(path)
     assert built.exists()
-    assert not list(src.rglob("*.nbi")) and not list(src.rglob("*.nbc"))
+    assert not list(root.rglob("*.nbi")) and not list(root.rglob("*.nbc"))
     spec = importlib.util.spec_from_file_location("_aot_kernels", built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    keys = np.zeros((2, 24), dtype=np.uint8)
-    keys[0, :3] = list("天".encode())
-    keys[1, :2] = [97, 98]
-    lens = np.array([3, 2], dtype=np.int64)
-    assert module.blog_hashes(keys, lens).tolist() == kernels.jit_kernels().blog_hashes(keys, lens).tolist()
+    args = lambda: (np.array([0, 1, 0, 1, 2, 0, 1], dtype=np.int32), np.array([0, 4, 7], dtype=np.int64),  # noqa: E731
+                    np.array([3, 2], dtype=np.int64), np.array([97, 98, 99], dtype=np.int32),
+                    np.array([0, 1, 2, 3], dtype=np.int64), 10, 0, 1 << 62, 0, np.zeros(2, dtype=np.int64))
+    ours, theirs = module.train_merges(*args()), kernels.jit_kernels().train_merges(*args())
+    assert ours[0].tolist() == theirs[0].tolist() and ours[1] == theirs[1] > 3

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import cached_property
 from typing import Any, BinaryIO, ClassVar
@@ -26,7 +26,7 @@ from ..common.template import A, B
 from ..common.template import Template as FacadeTemplate
 from ..errors import FormatError
 from ..tokenizer import OPTION_DEFAULTS, Tokenizer
-from . import byte_level
+from . import byte_level, training
 from ._codec import BpeCodec
 from ._pretokenize import compiled_pattern, split
 from .formats import read_tiktoken, read_tokenizer_json, read_vocab_merges, tiktoken_bytes, to_tokenizer_json
@@ -96,10 +96,47 @@ class BPE(Tokenizer):
         return cls(read_vocab_merges(vocab, merges, **options))
 
     @classmethod
-    def train(cls, *args: Any, **kwargs: Any) -> Tokenizer:
-        raise NotImplementedError("bbpe.BPE does not train yet: bbpe.train trains bbpe's own model (XBBPE)")
+    def train(cls, files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, vocab_size: int = 30000,
+              min_frequency: int = 0, special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
+              initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
+              pre_tokenizer: str = "byte_level", show_progress: bool | Callable[..., None] = True) -> BPE:
+        """Train on text files as HF ``tokenizers``' ``BpeTrainer`` does, with the same
+        vocabulary, ids and merges (bbpe.bpe.training): ``pre_tokenizer`` is
+        ``"byte_level"`` (HF's ``ByteLevel(add_prefix_space=False)``) or a tiktoken
+        pattern name such as ``"cl100k_base"`` (HF's ``Split`` with it, then ByteLevel);
+        ``initial_alphabet`` defaults to all 256 bytes (HF's ``ByteLevel.alphabet()``).
+        The other arguments are BpeTrainer's. Each line of a file is one text."""
+        return cls(training.train(files, source="files", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
+                                  show_progress=show_progress, min_frequency=min_frequency,
+                                  special_tokens=special_tokens, limit_alphabet=limit_alphabet,
+                                  initial_alphabet=initial_alphabet, max_token_length=max_token_length))
 
-    train_from_iterator = train
+    @classmethod
+    def train_from_iterator(cls, texts: Iterable[str], *, vocab_size: int = 30000, min_frequency: int = 0,
+                            special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
+                            initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
+                            pre_tokenizer: str = "byte_level",
+                            show_progress: bool | Callable[..., None] = True) -> BPE:
+        """``train`` on texts (str), each one text as HF's ``train_from_iterator`` takes it."""
+        return cls(training.train(texts, source="texts", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
+                                  show_progress=show_progress, min_frequency=min_frequency,
+                                  special_tokens=special_tokens, limit_alphabet=limit_alphabet,
+                                  initial_alphabet=initial_alphabet, max_token_length=max_token_length))
+
+    @classmethod
+    def train_from_counts(cls, counts: Mapping[str | bytes, int] | Iterable[tuple[str | bytes, int]], *,
+                          vocab_size: int = 30000, min_frequency: int = 0, special_tokens: Iterable[str] | None = None,
+                          limit_alphabet: int | None = None, initial_alphabet: Iterable[str] | None = None,
+                          max_token_length: int | None = None, pre_tokenizer: str = "byte_level",
+                          show_progress: bool | Callable[..., None] = True) -> BPE:
+        """``train`` on counts of pre-tokenized words (a dict or (word, count) pairs; a word
+        as byte-level text, ``"Ġhello"``, or as bytes): the same tokenizer as training on the
+        text those counts came from with the same ``pre_tokenizer`` (which the tokenizer
+        keeps, to split the texts it encodes)."""
+        return cls(training.train(counts, source="counts", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
+                                  show_progress=show_progress, min_frequency=min_frequency,
+                                  special_tokens=special_tokens, limit_alphabet=limit_alphabet,
+                                  initial_alphabet=initial_alphabet, max_token_length=max_token_length))
 
     @classmethod
     def _from_json(cls, document: dict, name: str) -> BPE:

@@ -3,7 +3,7 @@ pair count of ``MergeMaxPairWord`` over every list, and its merge pass. Test-onl
 trains with the incremental engine, which these check (through the simple engine)."""
 
 from bbpe.xbbpe.kernels.keys import _U64_0, _pair_key_lookup, intern, pair_key
-from bbpe.xbbpe.kernels.numba_support import _inline, _njit
+from bbpe.kernels.support import _inline, _njit
 from bbpe.xbbpe.kernels.text import _char_key, delimiter_len
 
 

@@ -5,7 +5,7 @@ spin lock under which keys are made; and when the follower is too slow to be wor
 
 import numpy as np
 
-from .numba_support import (
+from bbpe.kernels.support import (
     _inline,
     _njit,
     _release,

@@ -3,7 +3,7 @@
 """
 
 from .key_states import _live, _occ, _tail
-from .numba_support import _inline, _njit, _release
+from bbpe.kernels.support import _inline, _njit, _release
 
 
 @_inline

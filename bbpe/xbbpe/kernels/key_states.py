@@ -4,7 +4,7 @@
 
 import numpy as np
 
-from .numba_support import _inline, _release
+from bbpe.kernels.support import _inline, _release
 from .tables import DIRTY, FINGER, FLAGS, HEAD, IN_VOCAB, OCC, RAISED, TAIL, TOKEN
 
 _CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER | RAISED))

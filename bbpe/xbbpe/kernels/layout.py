@@ -12,7 +12,7 @@ last occurrences, so "the earliest last occurrence" (Q5) is "the smallest last s
 
 import numpy as np
 
-from .numba_support import _inline, _njit
+from bbpe.kernels.support import _inline, _njit
 from .tables import NXT, PK, PRV, SENTINEL, TOK
 
 

@@ -7,7 +7,7 @@ the list head" (libstdc++'s &_M_before_begin).
 
 import numpy as np
 
-from .numba_support import _njit
+from bbpe.kernels.support import _njit
 
 _UMAP_EMPTY = -1
 _UMAP_HEAD = -2

@@ -7,7 +7,7 @@ import numpy as np
 from .handover import _lock, _unlock
 from .key_states import _new_key_states
 from .keys import _TOMBSTONE, _append_refused, _find_live, _pair_words
-from .numba_support import _inline, _release, atomic_store
+from bbpe.kernels.support import _inline, _release, atomic_store
 
 
 @_inline

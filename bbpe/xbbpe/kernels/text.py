@@ -5,7 +5,7 @@ lead byte, the training delimiters, and a segment's chars as key rows.
 import numpy as np
 
 from .keys import _LEN_SHIFT, _U64_0, intern
-from .numba_support import _inline
+from bbpe.kernels.support import _inline
 
 
 @_inline

@@ -1,0 +1,272 @@
+"""Training a byte-level BPE as HF ``tokenizers``' ``BpeTrainer`` does, on the pair-merge
+engine (``bbpe.pairmerge``): the same vocabulary, ids and merges as HF's trainer after the
+matching pre-tokenizer, for the same words.
+
+The words: each line of a file (its ``\\n`` kept, as HF's ``train`` reads files), or each
+text of an iterator, is split by the pre-tokenizer, and the pieces' bytes are counted;
+a word is its bytes as byte-level chars (``"Ġhello"``), as HF's ``ByteLevel`` gives it.
+``pre_tokenizer="byte_level"`` is HF's ``ByteLevel(add_prefix_space=False)`` with its own
+regex (GPT-2's); a tiktoken pattern name (``"cl100k_base"``...) is HF's
+``Split(pattern, "isolated")`` then ``ByteLevel(use_regex=False)``. Special tokens in the
+text are split like any text: HF's trainer sees them so too (the tokenizer learns them
+only after training).
+
+The vocabulary (tokenizers/src/models/bpe/trainer.rs, ``do_train``): the special tokens,
+in order; the alphabet, sorted by code point; then one token per merge. The alphabet is
+every char of the words, counted by the words' counts, with ``initial_alphabet`` counted
+as infinitely frequent; ``limit_alphabet`` keeps the most frequent. Among chars of equal
+count at that limit HF drops in hash-map order, which changes from run to run; bbpe drops
+the greater code points first. A char left out of the alphabet is left out of the words
+(its neighbours become adjacent), as in HF.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..common.progress import progress_callback
+from ..errors import FormatError
+from ..pairmerge.train import WordTypes, train_merges
+from . import _pretokenize as pt
+from .byte_level import ALPHABET, BYTE_CHARS, decoded_bytes, to_bytes
+from .hf_json import vocab_bytes
+from .json_fields import Fields
+from .patterns import HF_BYTE_LEVEL_PATTERN
+from .spec import AddedToken, BpeSpec
+
+_INFINITE = 1 << 64  # HF counts an initial_alphabet char as usize::MAX
+
+
+def pre_tokenizer_pattern(pre_tokenizer: str) -> str:
+    """The regex of a ``pre_tokenizer`` name: HF ByteLevel's for "byte_level", tiktoken's for
+    one of its names."""
+    if pre_tokenizer == "byte_level":
+        return HF_BYTE_LEVEL_PATTERN
+    if isinstance(pre_tokenizer, str) and pre_tokenizer in pt.TIKTOKEN_PATTERNS:
+        return pt.TIKTOKEN_PATTERNS[pre_tokenizer]
+    names = ", ".join(["byte_level", *pt.TIKTOKEN_PATTERNS])
+    raise ValueError(f"pre_tokenizer: {pre_tokenizer!r} is not one of {names}")
+
+
+class WordCounter:
+    """Counts the pre-tokenized words of texts (bytes, UTF-8) under one pattern."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.pid = pt.compiled_pattern(pattern)
+        self._regex = None
+        if not self.pid:
+            import regex  # type: ignore[import-untyped]
+
+            self._regex = regex.compile(pattern)
+        self.counts: Counter[bytes] = Counter()
+
+    def add(self, text: bytes) -> None:
+        if self._regex is None:
+            self.counts.update(pt.split(text, self.pid))
+        else:
+            self.counts.update(piece.encode("utf-8") for piece in self._regex.findall(text.decode("utf-8")))
+
+    def add_file(self, path: str | os.PathLike[str], progress: Any = None, done: int = 0, total: int = 0) -> int:
+        """Counts each line of the file (HF's ``train`` on files: lines with their
+        ``\\n``); returns ``done`` plus the bytes read."""
+        name = os.fspath(path)
+        with open(name, "rb") as f:
+            data = f.read()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{name}: byte {err.start}: not UTF-8 ({err.reason})") from None
+        start = 0
+        step = max(len(data) // 100, 1 << 20)
+        reported = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end + 1
+            self.add(data[start:end])
+            start = end
+            if progress is not None and start - reported >= step:
+                reported = start
+                progress("scan", done + start, total)
+        return done + len(data)
+
+
+def _alphabet(char_counts: Mapping[str, int], limit_alphabet: int | None) -> list[str]:
+    """compute_alphabet: the chars kept (the most frequent ``limit_alphabet``; ties: the
+    smaller code points), sorted by code point."""
+    kept = sorted(char_counts, key=lambda c: (char_counts[c], -ord(c)))
+    if limit_alphabet is not None and len(kept) > limit_alphabet:
+        kept = kept[len(kept) - limit_alphabet:]
+    return sorted(kept)
+
+
+def _check_options(vocab_size: Any, min_frequency: Any, limit_alphabet: Any, max_token_length: Any) -> None:
+    for name, value, smallest, optional in (("vocab_size", vocab_size, 0, False),
+                                            ("min_frequency", min_frequency, 0, False),
+                                            ("limit_alphabet", limit_alphabet, 0, True),
+                                            ("max_token_length", max_token_length, 0, True)):
+        if value is None and optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if value < smallest or value >= 1 << 31:
+            raise ValueError(f"{name}: {value} is out of range (0 to 2**31 - 1)")
+
+
+def _special_list(special_tokens: Iterable[str] | None) -> list[str]:
+    specials = [] if special_tokens is None else [special_tokens] if isinstance(special_tokens, str) else list(special_tokens)
+    for i, token in enumerate(specials):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special_tokens[{i}]: {token!r} is not a non-empty str")
+    return specials
+
+
+def _initial_chars(initial_alphabet: Iterable[str] | None) -> list[str]:
+    """The initial alphabet as byte-level chars: all 256 by default (HF's
+    ``ByteLevelBPETokenizer`` trains with ``ByteLevel.alphabet()``)."""
+    if initial_alphabet is None:
+        return list(BYTE_CHARS)
+    chars = [initial_alphabet] if isinstance(initial_alphabet, str) else list(initial_alphabet)
+    for c in chars:
+        if not isinstance(c, str) or len(c) != 1:
+            raise ValueError(f"initial_alphabet: {c!r} is not one char")
+        if c not in ALPHABET:
+            raise ValueError(f"initial_alphabet: {c!r} (U+{ord(c):04X}) is not a byte-level char: the words are "
+                             "bytes shown as GPT-2's byte-level chars (the byte 0xE4 is 'ä', the space 'Ġ')")
+    return chars
+
+
+def train_words(counts: Mapping[bytes, int], *, vocab_size: int, min_frequency: int = 0,
+                special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
+                initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
+                pattern: str = HF_BYTE_LEVEL_PATTERN, progress: Any = None) -> BpeSpec:
+    """The spec of the BPE that HF's BpeTrainer makes from these word counts (words as
+    bytes, counts >= 1)."""
+    _check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
+    specials = _special_list(special_tokens)
+    initial = _initial_chars(initial_alphabet)
+    words = list(counts)
+    word_counts = np.fromiter((counts[w] for w in words), dtype=np.int64, count=len(words))
+    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    data = np.frombuffer(b"".join(words), dtype=np.uint8)
+    byte_counts = np.bincount(data, weights=np.repeat(word_counts, lengths).astype(np.float64), minlength=256)
+    char_counts: dict[str, int] = {BYTE_CHARS[b]: int(byte_counts[b]) for b in np.flatnonzero(np.bincount(data, minlength=256))}
+    for c in initial:
+        char_counts[c] = _INFINITE
+    texts: list[str] = []
+    ids: dict[str, int] = {}
+    for token in specials + _alphabet(char_counts, limit_alphabet):
+        if token not in ids:
+            ids[token] = len(texts)
+            texts.append(token)
+    byte_ids = np.array([ids.get(c, -1) for c in BYTE_CHARS], dtype=np.int32)
+    symbols = byte_ids[data]
+    kept = symbols >= 0
+    # each word's start among the kept symbols: the kept ones before its first byte
+    kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+    starts = kept_before[np.concatenate([[0], np.cumsum(lengths)])]
+    types = WordTypes(np.ascontiguousarray(symbols[kept]), starts, word_counts)
+    merges, n_tokens = train_merges(types, texts, vocab_size, min_frequency=min_frequency,
+                                    max_token_length=max_token_length, progress=progress)
+    for a, b, new in merges.tolist():
+        if new == len(texts):
+            texts.append(texts[a] + texts[b])
+    # HF's merges are a map: a pair merged twice keeps its later rank
+    rank = {(a, b): i for i, (a, b, _) in enumerate(merges.tolist())}
+    try:
+        tokens, unreachable = vocab_bytes(texts, set(specials), Fields("the trained vocabulary"), field="vocab")
+    except FormatError as err:  # a special token outside the byte-level alphabet, spelled by a merge too
+        raise ValueError(f"special_tokens: {str(err).split('offset 0: ', 1)[-1]}: a special token whose chars are not "
+                         "byte-level chars has its UTF-8 as its bytes, and bbpe's byte-level BPE cannot hold two "
+                         "tokens of the same bytes (HF can: the merged one is never produced from text)") from None
+    added = tuple(AddedToken(token, ids[token], decoded=decoded_bytes(token)) for token in dict.fromkeys(specials))
+    return BpeSpec(tokens=tokens, merges=tuple(sorted(rank, key=rank.__getitem__)), pattern=pattern, gaps=True,
+                   ignore_merges=False, added_tokens=added, decoder="ByteLevel", text_form="byte_level",
+                   unreachable=unreachable)
+
+
+def word_counts_from(counts: Mapping[str | bytes, int] | Iterable[tuple[str | bytes, int]]) -> Counter[bytes]:
+    """Counts of pre-tokenized words, keyed by bytes: a key that is a str is the word as
+    byte-level chars (HF's form, ``"Ġhello"``; what ``bbpe count-words`` writes), a bytes
+    key the word's bytes. Counts of the same word add up."""
+    items = counts.items() if isinstance(counts, Mapping) else counts
+    out: Counter[bytes] = Counter()
+    for i, item in enumerate(items):
+        try:
+            word, count = item
+        except (TypeError, ValueError):
+            raise ValueError(f"counts[{i}]: {item!r} is not a (word, count) pair") from None
+        if isinstance(word, str):
+            data = to_bytes(word)
+            if data is None:
+                raise ValueError(f"counts: the word {word!r} is not byte-level text (GPT-2's byte-level chars, "
+                                 "such as 'Ġhello' for ' hello'); give its bytes to count it as is")
+        elif isinstance(word, bytes):
+            data = word
+        else:
+            raise TypeError(f"counts: a word is a str or bytes, got {type(word).__name__}")
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"counts[{word!r}]: {count!r} is not a count (an int >= 0)")
+        if count and data:
+            out[data] += int(count)
+    return out
+
+
+def train(sources: Any, *, source: str, vocab_size: int, pre_tokenizer: str = "byte_level",
+          show_progress: bool | Any = True, **options: Any) -> BpeSpec:
+    """Counts the words of ``sources`` (``source``: "files", "texts" or "counts", which are
+    counted already) and trains on them, with progress bars or the caller's callback."""
+    pattern = pre_tokenizer_pattern(pre_tokenizer)
+    report, close = progress_callback(show_progress)
+    try:
+        if source == "counts":
+            counts = word_counts_from(sources)
+        else:
+            counter = WordCounter(pattern)
+            if source == "files":
+                _count_files(counter, sources, report)
+            else:
+                _count_texts(counter, sources)
+            counts = counter.counts
+        spec = train_words(counts, vocab_size=vocab_size, pattern=pattern, progress=report, **options)
+        if report:
+            report.finish()
+        return spec
+    finally:
+        close()
+
+
+def _count_files(counter: WordCounter, files: Any, report: Any) -> None:
+    paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    if not paths:
+        raise ValueError("files: no file given")
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"files: expected paths, got {type(path).__name__}")
+    total = sum(os.path.getsize(p) for p in paths)
+    done = 0
+    if report:
+        report("scan", 0, total)
+    for path in paths:
+        done = counter.add_file(path, report, done, total)
+    if report:
+        report("scan", total, total)
+
+
+def _count_texts(counter: WordCounter, texts: Any) -> None:
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts: expected an iterable of str, got one str (wrap it in a list)")
+    for i, text in enumerate(texts):
+        if isinstance(text, str):
+            try:
+                text = text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(f"texts[{i}]: char {err.start}: a lone surrogate is not text") from None
+        elif not isinstance(text, bytes):
+            raise TypeError(f"texts[{i}]: expected str, got {type(text).__name__}")
+        counter.add(text)

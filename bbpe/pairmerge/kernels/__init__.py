@@ -1,0 +1,39 @@
+"""The pair-merge engine's numba kernels, and the one object through which its driver calls
+them: ``kernels``, compiled ahead of time or else by numba's JIT (``bbpe.kernels``).
+
+One job per module: ``pair_table`` (the pairs and their counts), ``queue`` (the merge
+queue and its order), ``tokens`` (what each token spells; the token a merge makes),
+``words`` (a merge inside one word), ``merge_loop`` (the loop itself), ``arrays``
+(growing the tables)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING
+
+from bbpe.kernels import loading
+
+from .aot import MODULE, MODULES
+
+if TYPE_CHECKING:
+    kernels: ModuleType | SimpleNamespace
+    AHEAD_OF_TIME: bool
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.cache
+def jit_kernels() -> SimpleNamespace:
+    """Every kernel through numba's JIT, by name."""
+    return loading.jit_kernels(__name__, HERE, MODULES)
+
+
+def __getattr__(name: str) -> object:
+    """``kernels`` and ``AHEAD_OF_TIME``, loaded on first use."""
+    if name in ("kernels", "AHEAD_OF_TIME"):
+        global kernels, AHEAD_OF_TIME
+        kernels, AHEAD_OF_TIME = loading.load(__name__, MODULE, jit_kernels)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,89 @@
+"""The engine's driver: word types in, merges out, with the merge kernel running on a
+thread of its own (it releases the GIL) while this one reports its progress."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..common.progress import ProgressFn
+
+TIES = {"ids": 0, "first_seen": 1}  # queue.TIE_IDS, queue.TIE_FIRST_SEEN
+NO_LIMIT = 1 << 62  # max_token_length=None
+_POLL_SECONDS = 0.1
+
+
+@dataclass
+class WordTypes:
+    """Distinct words, each stored once: ``symbols[starts[w]:starts[w + 1]]`` are word
+    ``w``'s symbol ids (int32), ``counts[w]`` its count (int64, at least 1)."""
+
+    symbols: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_lists(cls, words: Sequence[Sequence[int]], counts: Sequence[int]) -> WordTypes:
+        lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+        starts = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        symbols = np.fromiter((s for w in words for s in w), dtype=np.int32, count=int(starts[-1]))
+        return cls(symbols, starts, np.asarray(counts, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+
+def spellings(tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(code points, starts): what each token spells, as the kernel takes it."""
+    joined = "".join(tokens)
+    content = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.int32).copy()
+    starts = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in tokens], out=starts[1:])
+    return content, starts
+
+
+def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, min_frequency: int = 0,
+                 max_token_length: int | None = None, tie: str = "ids",
+                 progress: ProgressFn | None = None) -> tuple[np.ndarray, int]:
+    """The merges of ``words`` until there are ``vocab_size`` tokens (or no pair has a count
+    reaching ``min_frequency``, at least 1): rows (a, b, new token id), in order, and the
+    number of tokens. ``tokens`` spell the first ids; a merge spelling one of them, or an
+    earlier merge's token, gives that id (so ``new`` is either an old id or the next one).
+    ``tie`` orders pairs of equal count: "ids" (HF's: the smaller (a, b)) or "first_seen".
+
+    The symbols of ``words`` are rewritten: each word ends as the tokens it trained into."""
+    from .kernels import kernels as K
+
+    if tie not in TIES:
+        raise ValueError(f"tie: {tie!r} is not one of {sorted(TIES)}")
+    content, starts = spellings(tokens)
+    state = np.array([0, len(tokens)], dtype=np.int64)  # merges made, tokens: the kernel updates them
+    limit = NO_LIMIT if max_token_length is None else int(max_token_length)
+    args = (words.symbols, words.starts, words.counts, content, starts, int(vocab_size), int(min_frequency), limit,
+            TIES[tie], state)
+    if progress is None:
+        return K.train_merges(*args)
+    total = max(int(vocab_size) - len(tokens), 0)
+    progress("merge", 0, total)
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.append(K.train_merges(*args))
+        except BaseException as err:  # noqa: BLE001 - raised again on the caller's thread
+            result.append(err)
+
+    worker = threading.Thread(target=run, name="bbpe-merges", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(_POLL_SECONDS)
+        progress("merge", int(state[1]) - len(tokens), total)
+    if isinstance(result[0], BaseException):
+        raise result[0]
+    merges, n_tokens = result[0]
+    progress("merge", n_tokens - len(tokens), n_tokens - len(tokens))
+    return merges, n_tokens

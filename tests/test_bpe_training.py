@@ -1,0 +1,238 @@
+"""bbpe.BPE.train against HF tokenizers' BpeTrainer: the same tokenizer.json vocabulary and
+merges, and the same ids on every line, for HF's ByteLevel pre-tokenizer and for a tiktoken
+pattern (HF's Split then ByteLevel), at several vocabulary sizes, with min_frequency,
+special tokens, limit_alphabet and max_token_length; train_from_iterator and
+train_from_counts give what training on the file gives."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import SONG100, TANG300
+
+import bbpe
+from bbpe.bpe import _pretokenize as pt
+from bbpe.bpe.byte_level import to_text
+from bbpe.bpe.onig import to_onig
+
+tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (the oracle) is not installed")
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+
+LARGE = Path("/tmp/bbpe-corpora")  # tools' corpora, when built (not in CI): their first lines
+PRE_TOKENIZERS = ["byte_level", "cl100k_base"]
+
+
+def _hf_tokenizer(pre_tokenizer: str) -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    if pre_tokenizer == "byte_level":
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            # the pattern in Oniguruma's dialect, as bbpe writes it into tokenizer.json (HF
+            # would read cl100k's \p{N}{1,3}+ as any run of digits: bbpe.bpe.onig)
+            pre_tokenizers.Split(Regex(to_onig(pt.TIKTOKEN_PATTERNS[pre_tokenizer])), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def hf_train(files: list[Path], pre_tokenizer: str = "byte_level", **options) -> Tokenizer:
+    options.setdefault("initial_alphabet", pre_tokenizers.ByteLevel.alphabet())
+    tok = _hf_tokenizer(pre_tokenizer)
+    tok.train([str(f) for f in files], trainers.BpeTrainer(show_progress=False, **options))
+    return tok
+
+
+def _model(document: dict) -> tuple[dict, list]:
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in document["model"]["merges"]]
+    return document["model"]["vocab"], merges
+
+
+def assert_same(ours: bbpe.BPE, theirs: Tokenizer, lines: list[str], tmp_path: Path) -> None:
+    """Same vocabulary and merges in the saved files, same ids on every line, and bbpe's
+    file loads in HF to the same ids."""
+    path = tmp_path / "bbpe.json"
+    ours.save(path)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    expected = json.loads(theirs.to_str())
+    vocab, merges = _model(saved)
+    hf_vocab, hf_merges = _model(expected)
+    assert vocab == hf_vocab
+    assert merges == hf_merges
+    assert [t["content"] for t in saved["added_tokens"]] == [t["content"] for t in expected["added_tokens"]]
+    loaded = Tokenizer.from_file(str(path))
+    for line in lines:
+        ids = theirs.encode(line).ids
+        assert ours.encode(line) == ids, line
+        assert loaded.encode(line).ids == ids, line
+
+
+def _lines(path: Path, limit: int | None = None) -> list[str]:
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = f.read().split("\n")
+    return lines[:limit]
+
+
+def _random_corpus(rng: random.Random, path: Path) -> Path:
+    """Mixed Chinese and English lines with digits, punctuation, runs of spaces, tabs, CRLF,
+    emoji, accents and contractions: what the pre-tokenizers cut differently."""
+    words = ["the", "The", "don't", "we're", "café", "naïve", "2024", "3.14", "x1", "GPT-4", "Hello", "world",
+             "中文", "分词", "模型", "训练", "。", "，", "“", "”", "！", "😀", "👍🏽", "\t", "  ", "   ", "...", "--",
+             "東京", "한국어", "Ελλάδα", "日本語です", "$", "%", "'s", "'LL"]
+    lines = []
+    for _ in range(rng.randint(50, 400)):
+        n = rng.randint(0, 25)
+        line = "".join(rng.choice(words) + rng.choice(["", " ", " ", "", "\u3000"]) for _ in range(n))
+        lines.append(line + rng.choice(["\n", "\n", "\r\n", "  \n"]))
+    path.write_text("".join(lines), encoding="utf-8", newline="")
+    return path
+
+
+@pytest.mark.parametrize("pre_tokenizer", PRE_TOKENIZERS)
+@pytest.mark.parametrize("vocab_size", [300, 1000, 4000])
+def test_shared_corpora(pre_tokenizer, vocab_size, tmp_path):
+    files = [TANG300, SONG100]
+    ours = bbpe.BPE.train(files, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer, show_progress=False)
+    theirs = hf_train(files, pre_tokenizer, vocab_size=vocab_size)
+    assert_same(ours, theirs, _lines(TANG300) + _lines(SONG100), tmp_path)
+
+
+OPTIONS = [
+    {"min_frequency": 3},
+    {"min_frequency": 40},
+    {"special_tokens": ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]},
+    {"special_tokens": ["<|endoftext|>", "<|中文|>", "a", "the"]},  # specials that a char or a merge spells
+    {"max_token_length": 3},
+    {"max_token_length": 6, "min_frequency": 2},
+    {"initial_alphabet": []},
+    {"initial_alphabet": ["a", "Ġ", "ä"], "special_tokens": ["<s>"]},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items())[:40])
+@pytest.mark.parametrize("pre_tokenizer", PRE_TOKENIZERS)
+def test_options(options, pre_tokenizer, tmp_path):
+    files = [TANG300, _random_corpus(random.Random(len(str(options))), tmp_path / "random.txt")]
+    ours = bbpe.BPE.train(files, vocab_size=2500, pre_tokenizer=pre_tokenizer, show_progress=False, **options)
+    theirs = hf_train(files, pre_tokenizer, vocab_size=2500, **options)
+    assert_same(ours, theirs, _lines(files[1]) + _lines(TANG300)[:200], tmp_path)
+
+
+def _char_counts(files: list[Path], pre_tokenizer: str) -> Counter:
+    pre = _hf_tokenizer(pre_tokenizer).pre_tokenizer
+    counts: Counter = Counter()
+    for f in files:
+        for line in _lines(f):
+            for word, _ in pre.pre_tokenize_str(line + "\n"):
+                counts.update(word)
+    return counts
+
+
+def test_limit_alphabet(tmp_path):
+    """limit_alphabet keeps the most frequent chars. At a limit where two chars' counts tie,
+    HF keeps one of them in hash-map order, differently from run to run: the limits here
+    are where the counts differ."""
+    files = [_random_corpus(random.Random(5), tmp_path / "random.txt"), TANG300]
+    counts = sorted(_char_counts(files, "byte_level").values(), reverse=True)
+    limits = [k for k in range(20, len(counts) - 1, 37) if counts[k - 1] != counts[k]][:4]
+    assert limits
+    for limit in limits:
+        ours = bbpe.BPE.train(files, vocab_size=1500, limit_alphabet=limit, initial_alphabet=[],
+                              show_progress=False)
+        theirs = hf_train(files, vocab_size=1500, limit_alphabet=limit, initial_alphabet=[])
+        assert_same(ours, theirs, _lines(files[0]), tmp_path)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_corpora(seed, tmp_path):
+    rng = random.Random(seed)
+    corpus = _random_corpus(rng, tmp_path / "random.txt")
+    pre_tokenizer = PRE_TOKENIZERS[seed % 2]
+    vocab_size = rng.choice([260, 400, 900, 3000])
+    ours = bbpe.BPE.train(corpus, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer, show_progress=False)
+    theirs = hf_train([corpus], pre_tokenizer, vocab_size=vocab_size)
+    assert_same(ours, theirs, _lines(corpus), tmp_path)
+
+
+@pytest.mark.parametrize("name", ["zh-large", "en-large", "mixed"])
+def test_large_corpora(name, tmp_path):
+    path = LARGE / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"{path} is not there (bash ../shared/corpora/build.sh {LARGE})")
+    part = tmp_path / f"{name}.txt"
+    part.write_text("\n".join(_lines(path, 20000)), encoding="utf-8", newline="")
+    for pre_tokenizer, vocab_size in (("byte_level", 8000), ("cl100k_base", 5000)):
+        ours = bbpe.BPE.train(part, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer, show_progress=False)
+        theirs = hf_train([part], pre_tokenizer, vocab_size=vocab_size)
+        assert_same(ours, theirs, _lines(part)[::20], tmp_path)
+
+
+def test_iterator_and_counts_equal_files(tmp_path):
+    corpus = _random_corpus(random.Random(9), tmp_path / "random.txt")
+    lines = [line + "\n" for line in _lines(corpus)[:-1]]
+    options = {"vocab_size": 1200, "special_tokens": ["<s>"], "min_frequency": 2, "show_progress": False}
+    from_file = bbpe.BPE.train(corpus, **options)
+    assert bbpe.BPE.train_from_iterator(lines, **options) == from_file
+    assert bbpe.BPE.train_from_iterator(iter(lines), **options) == from_file
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    counts = Counter(word for line in lines for word, _ in pre.pre_tokenize_str(line))
+    assert bbpe.BPE.train_from_counts(counts, **options) == from_file
+    assert bbpe.BPE.train_from_counts(list(counts.items()), **options) == from_file
+    as_bytes = Counter({bytes(to_bytes_of(w)): c for w, c in counts.items()})
+    assert bbpe.BPE.train_from_counts(as_bytes, **options) == from_file
+    halves = list(counts.items())
+    assert bbpe.BPE.train_from_counts(halves[::2] + halves[1::2] + [(halves[0][0], 0)], **options) == from_file
+
+
+def to_bytes_of(word: str) -> bytes:
+    from bbpe.bpe.byte_level import to_bytes
+
+    data = to_bytes(word)
+    assert data is not None and to_text(data) == word
+    return data
+
+
+def test_progress(tmp_path):
+    reports = []
+    bbpe.BPE.train(TANG300, vocab_size=600, show_progress=lambda *r: reports.append(r))
+    stages = [r[0] for r in reports]
+    assert stages[0] == "scan" and "merge" in stages
+    merge = [r for r in reports if r[0] == "merge"]
+    assert merge[-1][1] == merge[-1][2] == 600 - 256
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="pre_tokenizer"):
+        bbpe.BPE.train(TANG300, vocab_size=300, pre_tokenizer="gpt5", show_progress=False)
+    with pytest.raises(TypeError, match="vocab_size"):
+        bbpe.BPE.train(TANG300, vocab_size="300", show_progress=False)
+    with pytest.raises(ValueError, match="min_frequency"):
+        bbpe.BPE.train(TANG300, vocab_size=300, min_frequency=-1, show_progress=False)
+    with pytest.raises(ValueError, match="initial_alphabet.*byte-level"):
+        bbpe.BPE.train(TANG300, vocab_size=300, initial_alphabet=["中"], show_progress=False)
+    with pytest.raises(ValueError, match="special_tokens: .*same bytes"):  # HF keeps both
+        bbpe.BPE.train(TANG300, vocab_size=2000, special_tokens=["明月"], show_progress=False)
+    with pytest.raises(ValueError, match=r"special_tokens\[1\]"):
+        bbpe.BPE.train(TANG300, vocab_size=300, special_tokens=["<s>", ""], show_progress=False)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("好的\n".encode() + b"ok \xff\n")
+    with pytest.raises(ValueError, match=r"bad\.txt: byte 10"):
+        bbpe.BPE.train(bad, vocab_size=300, show_progress=False)
+    with pytest.raises(FileNotFoundError):
+        bbpe.BPE.train(tmp_path / "missing.txt", vocab_size=300, show_progress=False)
+    with pytest.raises(ValueError, match="no file"):
+        bbpe.BPE.train([], vocab_size=300, show_progress=False)
+    with pytest.raises(TypeError, match="one str"):
+        bbpe.BPE.train_from_iterator("some text", vocab_size=300, show_progress=False)
+    with pytest.raises(ValueError, match=r"texts\[1\]: char 1"):
+        bbpe.BPE.train_from_iterator(["ok", "a\ud800"], vocab_size=300, show_progress=False)
+    with pytest.raises(ValueError, match="not byte-level text"):
+        bbpe.BPE.train_from_counts({" hello": 3}, vocab_size=300, show_progress=False)
+    with pytest.raises(ValueError, match="not a count"):
+        bbpe.BPE.train_from_counts({"hello": -3}, vocab_size=300, show_progress=False)
+    with pytest.raises(ValueError, match="pair"):
+        bbpe.BPE.train_from_counts(["hello"], vocab_size=300, show_progress=False)

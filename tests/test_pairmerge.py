@@ -1,0 +1,118 @@
+"""The pair-merge engine (bbpe.pairmerge) against the plain-Python reference of HF's trainer
+(tests/reference/pair_merge.py): the same merges in the same order, on random words over
+small alphabets, where counts tie all the time, pairs overlap ("aaaa"), merges spell
+special tokens, and max_token_length leaves counts negative.
+
+A merge spelling a token an earlier merge made (which HF's trainer handles, and so does the
+engine) did not happen in thousands of random corpora: merges apply to every word left to
+right, so "ab" + "c" and "a" + "bc" do not both occur."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from reference import pair_merge as reference
+
+from bbpe.pairmerge import kernels as compiled
+from bbpe.pairmerge.train import WordTypes, train_merges
+
+
+def _random_case(rng: random.Random) -> dict:
+    alphabet = [chr(ord("a") + i) for i in range(rng.randint(1, 6))]
+    if rng.random() < 0.2:
+        alphabet += ["\u4e2d", "\U0001f600"]  # code points past the BMP spell tokens too
+    counts: dict[str, int] = {}
+    for _ in range(rng.randint(1, 40)):
+        word = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        counts[word] = counts.get(word, 0) + rng.choice([1, 1, 2, 3, 7])
+    specials = rng.choice([[], ["ab"], ["<s>", "abc"], ["a"]])
+    tokens = list(dict.fromkeys(specials + sorted(set("".join(counts)) | {alphabet[0]})))
+    ids = {t: i for i, t in enumerate(tokens)}
+    return {"words": [[ids[c] for c in w] for w in counts], "counts": list(counts.values()), "tokens": tokens,
+            "vocab_size": rng.randint(1, 70), "min_frequency": rng.choice([0, 0, 2, 5]),
+            "max_token_length": rng.choice([None, None, 2, 3, 5])}
+
+
+def _reference(case: dict, tie: str) -> list[tuple[int, int, int]]:
+    return reference.merge_loop([list(w) for w in case["words"]], case["counts"], list(case["tokens"]),
+                                {t: i for i, t in enumerate(case["tokens"])}, case["vocab_size"],
+                                case["min_frequency"], case["max_token_length"], tie=tie)
+
+
+def _engine(case: dict, tie: str) -> tuple[list[tuple[int, int, int]], int, WordTypes]:
+    words = WordTypes.from_lists(case["words"], case["counts"])
+    merges, n_tokens = train_merges(words, case["tokens"], case["vocab_size"], min_frequency=case["min_frequency"],
+                                    max_token_length=case["max_token_length"], tie=tie)
+    return [tuple(m) for m in merges.tolist()], n_tokens, words
+
+
+@pytest.mark.parametrize("tie", ["ids", "first_seen"])
+def test_engine_is_the_reference(tie):
+    rng = random.Random(7 if tie == "ids" else 8)
+    seen = {"old token": 0, "stopped by count": 0}
+    for _ in range(600):
+        case = _random_case(rng)
+        expected = _reference(case, tie)
+        got, n_tokens, _ = _engine(case, tie)
+        assert got == expected, case
+        made = {m[2] for m in got if m[2] >= len(case["tokens"])}
+        assert n_tokens == len(case["tokens"]) + len(made)
+        seen["old token"] += any(new < len(case["tokens"]) for _, _, new in got)
+        seen["stopped by count"] += n_tokens < case["vocab_size"]
+    assert all(seen.values()), seen  # the cases reach every path
+
+
+def test_words_end_as_their_tokens():
+    """Each word's symbols, rewritten in place, spell the word."""
+    rng = random.Random(3)
+    for _ in range(100):
+        case = _random_case(rng)
+        case["max_token_length"] = None
+        got, _, words = _engine(case, "ids")
+        tokens = list(case["tokens"])
+        for a, b, new in got:
+            if new == len(tokens):
+                tokens.append(tokens[a] + tokens[b])
+        for w, word in enumerate(case["words"]):
+            spelled = "".join(tokens[s] for s in words.symbols[words.starts[w]:words.starts[w] + len(word)]
+                              if s >= 0)
+            assert spelled.startswith("".join(case["tokens"][s] for s in word)[:len(spelled)])
+
+
+def test_progress_reports_tokens_added():
+    case = {"words": [[0, 1, 0, 1, 0, 1, 2]] * 1, "counts": [5], "tokens": ["a", "b", "c"]}
+    reports = []
+    words = WordTypes.from_lists(case["words"], case["counts"])
+    merges, n_tokens = train_merges(words, case["tokens"], 100, progress=lambda *r: reports.append(r))
+    assert reports[0] == ("merge", 0, 97)
+    assert reports[-1] == ("merge", n_tokens - 3, n_tokens - 3)
+    assert [r[1] for r in reports] == sorted(r[1] for r in reports)
+
+
+def test_bad_tie_rule():
+    words = WordTypes.from_lists([[0, 1]], [1])
+    with pytest.raises(ValueError, match="tie"):
+        train_merges(words, ["a", "b"], 10, tie="largest")
+
+
+def test_jit_kernels_agree_with_compiled_ones():
+    """The JIT fallback gives what the compiled kernels give (the same function when the
+    build made none)."""
+    rng = random.Random(11)
+    jit = compiled.jit_kernels()
+    for _ in range(50):
+        case = _random_case(rng)
+        words = WordTypes.from_lists(case["words"], case["counts"])
+        from bbpe.pairmerge.train import spellings
+
+        content, starts = spellings(case["tokens"])
+        results = []
+        for kernels in (compiled.kernels, jit):
+            symbols = words.symbols.copy()
+            merges, n = kernels.train_merges(symbols, words.starts, words.counts, content, starts,
+                                             case["vocab_size"], case["min_frequency"], 1 << 62, 0,
+                                             np.zeros(2, dtype=np.int64))
+            results.append((merges.tolist(), n, symbols.tolist()))
+        assert results[0] == results[1]
