@@ -141,21 +141,41 @@ def _initial_chars(initial_alphabet: Iterable[str] | None) -> list[str]:
     return chars
 
 
-def train_words(counts: Mapping[bytes, int], *, vocab_size: int, min_frequency: int = 0,
+class WordBytes:
+    """Counted words as flat arrays: word ``w`` is ``data[starts[w]:starts[w + 1]]``
+    (uint8), seen ``counts[w]`` times. Made from a counts dict, after which the dict (tens of
+    bytes per word more) can go."""
+
+    def __init__(self, counts: Mapping[bytes, int]) -> None:
+        self.counts = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+        self.starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, counts), dtype=np.int64, count=len(counts)), out=self.starts[1:])
+        self.data = np.frombuffer(b"".join(counts), dtype=np.uint8)
+
+    def byte_counts(self) -> np.ndarray:
+        """How often each byte occurs, counted by the words' counts (int64 [256]), a slice
+        of words at a time so the weights never take more than a few MB."""
+        total = np.zeros(256, dtype=np.int64)
+        step = 1 << 16
+        for first in range(0, len(self.counts), step):
+            last = min(first + step, len(self.counts))
+            part = self.data[self.starts[first]:self.starts[last]]
+            weights = np.repeat(self.counts[first:last], np.diff(self.starts[first:last + 1]))
+            total += np.rint(np.bincount(part, weights=weights, minlength=256)).astype(np.int64)
+        return total
+
+
+def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
                 special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
                 initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
                 pattern: str = HF_BYTE_LEVEL_PATTERN, progress: Any = None) -> BpeSpec:
-    """The spec of the BPE that HF's BpeTrainer makes from these word counts (words as
-    bytes, counts >= 1)."""
+    """The spec of the BPE that HF's BpeTrainer makes from these counted words (counts >= 1)."""
     _check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
     specials = _special_list(special_tokens)
     initial = _initial_chars(initial_alphabet)
-    words = list(counts)
-    word_counts = np.fromiter((counts[w] for w in words), dtype=np.int64, count=len(words))
-    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-    data = np.frombuffer(b"".join(words), dtype=np.uint8)
-    byte_counts = np.bincount(data, weights=np.repeat(word_counts, lengths).astype(np.float64), minlength=256)
-    char_counts: dict[str, int] = {BYTE_CHARS[b]: int(byte_counts[b]) for b in np.flatnonzero(np.bincount(data, minlength=256))}
+    byte_counts = words.byte_counts()
+    seen = np.bincount(words.data, minlength=256) > 0
+    char_counts: dict[str, int] = {BYTE_CHARS[b]: int(byte_counts[b]) for b in np.flatnonzero(seen)}
     for c in initial:
         char_counts[c] = _INFINITE
     texts: list[str] = []
@@ -165,12 +185,15 @@ def train_words(counts: Mapping[bytes, int], *, vocab_size: int, min_frequency: 
             ids[token] = len(texts)
             texts.append(token)
     byte_ids = np.array([ids.get(c, -1) for c in BYTE_CHARS], dtype=np.int32)
-    symbols = byte_ids[data]
-    kept = symbols >= 0
-    # each word's start among the kept symbols: the kept ones before its first byte
-    kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
-    starts = kept_before[np.concatenate([[0], np.cumsum(lengths)])]
-    types = WordTypes(np.ascontiguousarray(symbols[kept]), starts, word_counts)
+    symbols = byte_ids[words.data]
+    starts = words.starts
+    if (byte_ids[seen] < 0).any():  # chars left out of the alphabet leave the words
+        kept = symbols >= 0
+        # each word's start among the kept symbols: the kept ones before its first byte
+        kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+        starts = kept_before[starts]
+        symbols = np.ascontiguousarray(symbols[kept])
+    types = WordTypes(symbols, starts, words.counts)
     merges, n_tokens = train_merges(types, texts, vocab_size, min_frequency=min_frequency,
                                     max_token_length=max_token_length, progress=progress)
     for a, b, new in merges.tolist():
@@ -225,15 +248,16 @@ def train(sources: Any, *, source: str, vocab_size: int, pre_tokenizer: str = "b
     report, close = progress_callback(show_progress)
     try:
         if source == "counts":
-            counts = word_counts_from(sources)
+            words = WordBytes(word_counts_from(sources))
         else:
             counter = WordCounter(pattern)
             if source == "files":
                 _count_files(counter, sources, report)
             else:
                 _count_texts(counter, sources)
-            counts = counter.counts
-        spec = train_words(counts, vocab_size=vocab_size, pattern=pattern, progress=report, **options)
+            words = WordBytes(counter.counts)
+            del counter  # its dict: the arrays hold the words now
+        spec = train_words(words, vocab_size=vocab_size, pattern=pattern, progress=report, **options)
         if report:
             report.finish()
         return spec

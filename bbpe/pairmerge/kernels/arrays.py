@@ -1,5 +1,6 @@
-"""Arrays that grow: the loop's tables start at a size estimated from the words and double
-when full (each call returns the bigger copy, which the caller keeps)."""
+"""Arrays that grow: the loop's tables start at a size estimated from the words and grow by
+half when full (each call returns the bigger copy, which the caller keeps): half, not
+double, because the tables are most of a training run's memory."""
 
 import numpy as np
 
@@ -8,15 +9,15 @@ from bbpe.kernels.support import _njit
 
 @_njit
 def grown1(array, at_least):
-    """A 1-d ``array`` with room for ``at_least`` items (at least twice its size)."""
-    bigger = np.empty(max(2 * len(array), at_least), dtype=array.dtype)
+    """A 1-d ``array`` with room for ``at_least`` items (at least half again its size)."""
+    bigger = np.empty(max(len(array) * 3 // 2 + 16, at_least), dtype=array.dtype)
     bigger[:len(array)] = array
     return bigger
 
 
 @_njit
 def grown2(array):
-    """A 2-d ``array`` with twice the rows."""
-    bigger = np.empty((2 * len(array), array.shape[1]), dtype=array.dtype)
+    """A 2-d ``array`` with half again as many rows."""
+    bigger = np.empty((len(array) * 3 // 2 + 16, array.shape[1]), dtype=array.dtype)
     bigger[:len(array)] = array
     return bigger

@@ -24,23 +24,27 @@ progress bar that polls them.
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit
+from bbpe.kernels.support import _inline, _njit, prefetch
 
 from . import pair_table as pt
 from . import queue as q
 from .arrays import grown1, grown2
 from .tokens import merged_token, token_tables
-from .words import merge_word
+
+START, SIZE, COUNT = 0, 1, 2  # a word's columns
+AHEAD = 8  # how many words or pairs ahead the loops ask for what they will read (prefetch)
+MARK, DELTA, GAINED, LAST, PLACE = 0, 1, 2, 3, 4  # a change code's columns (PLACE: its row, then its entry)
+from . import words
 
 
 @_inline
 def _row(index, rows, n_pairs, key):
     """The row of the packed pair ``key``, added if new: (row, index, rows, pairs)."""
-    row = pt.find(index, rows, key)
+    row = np.int64(pt.find(index, rows, key))
     if row < 0:
         if n_pairs == len(rows):
             rows = grown2(rows)
-        if 2 * (n_pairs + 1) > len(index):
+        if pt.full(index, n_pairs):
             index = pt.grown_index(index, rows, n_pairs)
         pt.insert(index, rows, n_pairs, key)
         row = n_pairs
@@ -51,11 +55,12 @@ def _row(index, rows, n_pairs, key):
 @_njit
 def _compacted(positions, entries, heap, size, needed):
     """The words of the ``size`` entries on the heap copied into a new arena with room for
-    ``needed`` more; the entries' starts updated. Returns (arena, its used size)."""
+    ``needed`` more and a quarter as much again; the entries' starts updated. Returns (arena,
+    its used size)."""
     live = 0
     for i in range(size):
         live += entries[heap[i], q.LENGTH]
-    fresh = np.empty(max(2 * (live + needed), 1024), dtype=np.int32)
+    fresh = np.empty(max((live + needed) * 5 // 4, 1024), dtype=np.int32)
     used = 0
     for i in range(size):
         e = heap[i]
@@ -64,6 +69,19 @@ def _compacted(positions, entries, heap, size, needed):
         entries[e, q.START] = used
         used += length
     return fresh, used
+
+
+@_inline
+def _new_entry(entries, heap, free, n_free, n_entries):
+    """A free entry's number: (entry, entries, heap, free, free count, entries made)."""
+    if n_free > 0:
+        n_free -= 1
+        return free[n_free], entries, heap, free, n_free, n_entries
+    if n_entries == len(entries):
+        entries = grown2(entries)
+        heap = grown1(heap, len(entries))
+        free = grown1(free, len(entries))
+    return n_entries, entries, heap, free, n_free, n_entries + 1
 
 
 @_njit
@@ -77,39 +95,52 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
     n_tokens = len(content_starts) - 1
     capacity = max(vocab_size, n_tokens) + 1
     lengths, hashes, powers, begin, arena, used, token_index = token_tables(content, content_starts, capacity)
-    sizes = starts[1:] - starts[:-1]
+    # each word's start, length (which falls as it merges) and count, side by side: a merge
+    # reads all three of each word it visits
+    meta = np.empty((n_words, 3), dtype=np.int64)
     longest = np.int64(0)
     for w in range(n_words):
-        longest = max(longest, sizes[w])
+        meta[w, START] = starts[w]
+        meta[w, SIZE] = starts[w + 1] - starts[w]
+        meta[w, COUNT] = counts[w]
+        longest = max(longest, meta[w, SIZE])
 
-    # 1. the pair count, and the words of each pair
+    # 1. the pair count, and the words of each pair (``nwords``, ``last``: per row)
     rows = np.empty((1024, pt.WIDTH), dtype=np.int64)
-    index = np.full(2048, pt.EMPTY, dtype=np.int64)
+    index = np.full(2048, pt.EMPTY, dtype=np.int32)
     n_pairs = 0
+    nwords = np.zeros(1024, dtype=np.int64)
+    last = np.full(1024, -1, dtype=np.int64)
     for w in range(n_words):
-        for i in range(starts[w], starts[w] + sizes[w] - 1):
+        for i in range(starts[w], starts[w + 1] - 1):
             row, index, rows, n_pairs = _row(index, rows, n_pairs, pt.pack(symbols[i], symbols[i + 1]))
             rows[row, pt.COUNT] += counts[w]
-            if rows[row, pt.LAST] != w:
-                rows[row, pt.LAST] = w
-                rows[row, pt.NWORDS] += 1
+            if row == len(nwords):
+                nwords = grown1(nwords, 0)
+                last = grown1(last, 0)
+                nwords[row:] = 0
+                last[row:] = -1
+            if last[row] != w:
+                last[row] = w
+                nwords[row] += 1
+    first = np.empty(n_pairs, dtype=np.int64)  # where each row's words start
     n_positions = 0
     for row in range(n_pairs):
-        rows[row, pt.START] = n_positions
-        n_positions += rows[row, pt.NWORDS]
-        rows[row, pt.NWORDS] = 0  # refilled below
-        rows[row, pt.LAST] = -1
-    positions = np.empty(max(2 * n_positions, 1024), dtype=np.int32)
+        first[row] = n_positions
+        n_positions += nwords[row]
+        nwords[row] = 0  # refilled below
+        last[row] = -1
+    positions = np.empty(max(n_positions * 5 // 4, 1024), dtype=np.int32)
     for w in range(n_words):
-        for i in range(starts[w], starts[w] + sizes[w] - 1):
+        for i in range(starts[w], starts[w + 1] - 1):
             row = pt.find(index, rows, pt.pack(symbols[i], symbols[i + 1]))
-            if rows[row, pt.LAST] != w:
-                rows[row, pt.LAST] = w
-                positions[rows[row, pt.START] + rows[row, pt.NWORDS]] = w
-                rows[row, pt.NWORDS] += 1
-    entries = np.empty((max(2 * n_pairs, 1024), q.WIDTH), dtype=np.int64)
-    heap = np.empty(len(entries), dtype=np.int64)
-    free = np.empty(len(entries), dtype=np.int64)
+            if last[row] != w:
+                last[row] = w
+                positions[first[row] + nwords[row]] = w
+                nwords[row] += 1
+    entries = np.empty((max(n_pairs * 3 // 2, 1024), q.WIDTH), dtype=np.int64)
+    heap = np.empty(len(entries), dtype=np.int32)
+    free = np.empty(len(entries), dtype=np.int32)
     n_entries = 0
     n_free = 0
     size = 0
@@ -119,17 +150,25 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
             n_entries += 1
             entries[e, q.COUNT] = rows[row, pt.COUNT]
             entries[e, q.ROW] = row
-            entries[e, q.START] = rows[row, pt.START]
-            entries[e, q.LENGTH] = rows[row, pt.NWORDS]
+            entries[e, q.START] = first[row]
+            entries[e, q.LENGTH] = nwords[row]
             q.push(heap, size, entries, rows, e, tie)
             size += 1
+    nwords = np.empty(0, dtype=np.int64)  # freed
+    last = np.empty(0, dtype=np.int64)
+    first = np.empty(0, dtype=np.int64)
 
-    # 2. the merges
+    # 2. the merges. A merge's changes add up by change code (words.py): its delta, the
+    # words it gained in, in arrays indexed by the code; ``touched`` lists the codes in the
+    # order they were first changed, which is the order their pairs get rows in.
+    stride = capacity
+    state = np.empty((words.KINDS * stride, 5), dtype=np.int64)  # by code: MARK, DELTA, GAINED, LAST, PLACE
+    state[:, MARK] = -1
+    touched = np.empty(len(state), dtype=np.int64)
+    changes = np.empty(2 * longest + 4, dtype=np.int64)
+    events = np.empty((1024, 2), dtype=np.int32)  # (code, word) of each gain, once per word
     merges = np.empty((1024, 3), dtype=np.int64)
     n_merges = 0
-    changes = np.empty((2 * longest + 4, 2), dtype=np.int64)
-    event_rows = np.empty(1024, dtype=np.int64)
-    event_words = np.empty(1024, dtype=np.int64)
     epoch = np.int64(0)
     while n_tokens < vocab_size and size > 0:
         e = q.pop(heap, size, entries, rows, tie)
@@ -155,77 +194,85 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
         merges[n_merges, 2] = new
         n_merges += 1
 
-        # merge in the entry's words; the gains, as (pair's row, word) events
+        # merge in the entry's words, adding up the changes
+        epoch += 1
+        n_touched = 0
         n_events = 0
-        for k in range(entries[e, q.START], entries[e, q.START] + entries[e, q.LENGTH]):
+        first_k, end_k = entries[e, q.START], entries[e, q.START] + entries[e, q.LENGTH]
+        for k in range(first_k, end_k):
+            # the words ahead: their row of ``meta`` some visits before, their symbols after
+            if k + 2 * AHEAD < end_k:
+                prefetch(meta, positions[k + 2 * AHEAD])
+            if k + AHEAD < end_k:
+                prefetch(symbols, meta[positions[k + AHEAD], START])
             w = positions[k]
-            sizes[w], n_changes = merge_word(symbols, starts[w], sizes[w], a, b, new, lengths, max_length, changes)
+            meta[w, SIZE], n_changes = words.merge_word(symbols, meta[w, START], meta[w, SIZE], a, b, new, lengths,
+                                                        max_length, stride, changes)
+            count = meta[w, COUNT]
             for j in range(n_changes):
-                changed, index, rows, n_pairs = _row(index, rows, n_pairs, changes[j, 0])
-                rows[changed, pt.COUNT] += changes[j, 1] * counts[w]
-                if changes[j, 1] > 0:
-                    if n_events == len(event_rows):
-                        event_rows = grown1(event_rows, 0)
-                        event_words = grown1(event_words, 0)
-                    event_rows[n_events] = changed
-                    event_words[n_events] = w
-                    n_events += 1
+                code = changes[j]
+                if state[code, MARK] != epoch:
+                    state[code, MARK] = epoch
+                    state[code, DELTA] = 0
+                    state[code, GAINED] = 0
+                    state[code, LAST] = -1
+                    touched[n_touched] = code
+                    n_touched += 1
+                kind = code // stride
+                if kind == words.LEFT_OLD or kind == words.RIGHT_OLD:
+                    state[code, DELTA] -= count
+                else:
+                    state[code, DELTA] += count
+                    if state[code, LAST] != w:
+                        state[code, LAST] = w
+                        state[code, GAINED] += 1
+                        if n_events == len(events):
+                            events = grown2(events)
+                        events[n_events, 0] = code
+                        events[n_events, 1] = w
+                        n_events += 1
         free[n_free] = e
         n_free += 1
 
-        # a new entry for each pair that gained and has a count: the distinct words it
-        # gained in (a word's events come together, so a repeat follows its first)
-        counted, placed, pushed = 3 * epoch, 3 * epoch + 1, 3 * epoch + 2
-        epoch += 1
+        # the counts, in the order the pairs were first changed
         needed = 0
-        for i in range(n_events):
-            changed, w = event_rows[i], event_words[i]
-            if rows[changed, pt.MARK] != counted:
-                rows[changed, pt.MARK] = counted
-                rows[changed, pt.NWORDS] = 0
-                rows[changed, pt.LAST] = -1
-            if rows[changed, pt.LAST] != w:
-                rows[changed, pt.LAST] = w
-                rows[changed, pt.NWORDS] += 1
-                needed += 1
+        for t in range(n_touched):
+            if t + AHEAD < n_touched:  # the index slot of the pair some lookups ahead
+                x, y = words.pair_of(touched[t + AHEAD], stride, a, b, new)
+                pt.prefetch_slot(index, pt.pack(x, y))
+            code = touched[t]
+            x, y = words.pair_of(code, stride, a, b, new)
+            changed, index, rows, n_pairs = _row(index, rows, n_pairs, pt.pack(x, y))
+            rows[changed, pt.COUNT] += state[code, DELTA]
+            state[code, PLACE] = changed
+            if state[code, GAINED] > 0 and rows[changed, pt.COUNT] > 0:  # HF pushes only a positive count
+                needed += state[code, GAINED]
+        # a new entry for each pair that gained and has a count: the words it gained in
         if n_positions + needed > len(positions):
             positions, n_positions = _compacted(positions, entries, heap, size, needed)
-        for i in range(n_events):
-            changed, w = event_rows[i], event_words[i]
-            if rows[changed, pt.MARK] == counted:
-                if rows[changed, pt.COUNT] <= 0:
-                    rows[changed, pt.MARK] = pushed  # HF pushes only a positive count
-                    continue
-                rows[changed, pt.MARK] = placed
-                rows[changed, pt.START] = n_positions
-                n_positions += rows[changed, pt.NWORDS]
-                rows[changed, pt.NWORDS] = 0
-                rows[changed, pt.LAST] = -1
-            if rows[changed, pt.MARK] == placed and rows[changed, pt.LAST] != w:
-                rows[changed, pt.LAST] = w
-                positions[rows[changed, pt.START] + rows[changed, pt.NWORDS]] = w
-                rows[changed, pt.NWORDS] += 1
-        for i in range(n_events):
-            changed = event_rows[i]
-            if rows[changed, pt.MARK] != placed:
-                continue
-            rows[changed, pt.MARK] = pushed
-            if n_free > 0:
-                n_free -= 1
-                e = free[n_free]
+        for t in range(n_touched):
+            code = touched[t]
+            changed = state[code, PLACE]
+            if state[code, GAINED] > 0 and rows[changed, pt.COUNT] > 0:
+                e, entries, heap, free, n_free, n_entries = _new_entry(entries, heap, free, n_free, n_entries)
+                entries[e, q.COUNT] = rows[changed, pt.COUNT]
+                entries[e, q.ROW] = changed
+                entries[e, q.START] = n_positions
+                entries[e, q.LENGTH] = 0  # filled below
+                n_positions += state[code, GAINED]
+                state[code, PLACE] = e
             else:
-                if n_entries == len(entries):
-                    entries = grown2(entries)
-                    heap = grown1(heap, len(entries))
-                    free = grown1(free, len(entries))
-                e = n_entries
-                n_entries += 1
-            entries[e, q.COUNT] = rows[changed, pt.COUNT]
-            entries[e, q.ROW] = changed
-            entries[e, q.START] = rows[changed, pt.START]
-            entries[e, q.LENGTH] = rows[changed, pt.NWORDS]
-            q.push(heap, size, entries, rows, e, tie)
-            size += 1
+                state[code, PLACE] = -1
+        for i in range(n_events):
+            e = state[events[i, 0], PLACE]
+            if e >= 0:
+                positions[entries[e, q.START] + entries[e, q.LENGTH]] = events[i, 1]
+                entries[e, q.LENGTH] += 1
+        for t in range(n_touched):
+            e = state[touched[t], PLACE]
+            if e >= 0:
+                q.push(heap, size, entries, rows, e, tie)
+                size += 1
         progress[0] = n_merges
         progress[1] = n_tokens
     return merges[:n_merges].copy(), n_tokens

@@ -1,17 +1,16 @@
 """The pairs of symbols seen so far, as rows of one int64 table: the pair (packed as
-``a << 32 | b``), its count, and scratch columns the merge loop uses to group the words a
-pair was made in. Rows are numbered in the order pairs first appear and never removed (a
-pair's count falls, it does not go away, as in HF's map), so an open-addressing hash index
-from the packed pair to its row only grows: it doubles when half full, and rows keep their
-numbers across growth.
+``a << 32 | b``) and its count. Rows are numbered in the order pairs first appear and never
+removed (a pair's count falls, it does not go away, as in HF's map), so an open-addressing
+hash index from the packed pair to its row (int32) only grows: it doubles when 3/4 full,
+and rows keep their numbers across growth.
 """
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit
+from bbpe.kernels.support import _inline, _njit, prefetch
 
-KEY, COUNT, MARK, LAST, NWORDS, START = 0, 1, 2, 3, 4, 5  # the columns
-WIDTH = 6
+KEY, COUNT = 0, 1  # the columns
+WIDTH = 2
 EMPTY = -1
 
 
@@ -48,10 +47,16 @@ def find(index, rows, key):
         s = (s + 1) & mask
 
 
+@_inline
+def prefetch_slot(index, key):
+    """Hint that the probe for ``key`` will read its first slot soon."""
+    prefetch(index, _slot(key, len(index) - 1))
+
+
 @_njit
 def grown_index(index, rows, n):
     """An index twice the size of ``index`` over the first ``n`` rows."""
-    bigger = np.full(2 * len(index), EMPTY, dtype=np.int64)
+    bigger = np.full(2 * len(index), EMPTY, dtype=np.int32)
     mask = len(bigger) - 1
     for row in range(n):
         s = _slot(rows[row, KEY], mask)
@@ -59,6 +64,12 @@ def grown_index(index, rows, n):
             s = (s + 1) & mask
         bigger[s] = row
     return bigger
+
+
+@_inline
+def full(index, n):
+    """Whether an index holding ``n`` rows needs to grow before one more goes in."""
+    return 4 * (n + 1) > 3 * len(index)
 
 
 @_inline
@@ -72,7 +83,3 @@ def insert(index, rows, n, key):
     index[s] = n
     rows[n, KEY] = key
     rows[n, COUNT] = 0
-    rows[n, MARK] = -1
-    rows[n, LAST] = -1
-    rows[n, NWORDS] = 0
-    rows[n, START] = 0

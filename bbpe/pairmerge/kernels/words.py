@@ -2,54 +2,74 @@
 symbol ids (``symbols[start:start + length]``), rewritten in place.
 
 Occurrences of (a, b) merge left to right without overlapping ("a a a" with (a, a) gives
-"aa a"). Each merge reports the pairs it changes, in HF's order: the pair before it loses
-one and the pair of its left neighbour with the new token gains one, then the pair after
-it loses one and the new token's pair with its right neighbour gains one. A gain counts
-only when the two tokens together stay shorter than ``max_length`` characters, while the
-loss always counts (HF's rule, so a pair whose gain was not counted can go negative).
+"aa a"). Each merge changes four pairs, each named by the neighbour it involves: the pair
+before it loses one (``LEFT_OLD``, (x, a)) and the left neighbour's pair with the new token
+gains one (``LEFT_NEW``, (x, new)); the pair after it loses one (``RIGHT_OLD``, (b, y)) and
+the new token's pair with its right neighbour gains one (``RIGHT_NEW``, (new, y)), in HF's
+order. A gain counts only when the two tokens together stay shorter than ``max_length``
+characters, while the loss always counts (HF's rule, so a pair whose gain was not counted
+can go negative).
+
+A change is written as one number, ``kind * stride + neighbour`` (``stride``: more than any
+token id), so that the merge loop can add up a merge's changes in arrays indexed by it
+rather than look each pair up. (new, new) is one pair whichever side it is seen from: it is
+always ``LEFT_NEW`` with neighbour ``new``.
 """
 
 import numpy as np
 
 from bbpe.kernels.support import _inline
 
-from .pair_table import pack
+LEFT_OLD, LEFT_NEW, RIGHT_OLD, RIGHT_NEW = 0, 1, 2, 3
+KINDS = 4
 
 
 @_inline
-def merge_word(symbols, start, length, a, b, new, lengths, max_length, changes):
-    """Merges (a, b) into ``new`` in the word; writes the changes as rows (packed pair,
-    +1 or -1) of ``changes`` (room for 4 per symbol) and returns (new length, number of
-    changes)."""
+def merge_word(symbols, start, length, a, b, new, lengths, max_length, stride, changes):
+    """Merges (a, b) into ``new`` in the word; writes its changes into ``changes`` (room
+    for 2 per symbol) and returns (new length, number of changes)."""
     n = 0
-    out = start
-    r = start
     end = start + length
+    r = start
+    while r + 1 < end and not (symbols[r] == a and symbols[r + 1] == b):
+        r += 1  # nothing to rewrite before the first occurrence
+    if r + 1 >= end:
+        return np.int64(length), 0
+    out = r
     while r < end:
         if symbols[r] == a and r + 1 < end and symbols[r + 1] == b:
             if out > start:
                 before = symbols[out - 1]
-                changes[n, 0] = pack(before, a)
-                changes[n, 1] = -1
+                changes[n] = LEFT_OLD * stride + before
                 n += 1
                 if lengths[before] + lengths[new] < max_length:
-                    changes[n, 0] = pack(before, new)
-                    changes[n, 1] = 1
+                    changes[n] = LEFT_NEW * stride + before
                     n += 1
             symbols[out] = new
             out += 1
             r += 2
             if r < end:
                 after = symbols[r]
-                changes[n, 0] = pack(b, after)
-                changes[n, 1] = -1
+                changes[n] = RIGHT_OLD * stride + after
                 n += 1
                 if lengths[after] + lengths[new] < max_length:
-                    changes[n, 0] = pack(new, after)
-                    changes[n, 1] = 1
+                    changes[n] = (LEFT_NEW * stride + new) if after == new else (RIGHT_NEW * stride + after)
                     n += 1
         else:
             symbols[out] = symbols[r]
             out += 1
             r += 1
     return np.int64(out - start), n
+
+
+@_inline
+def pair_of(code, stride, a, b, new):
+    """The pair (first, second) that a change names."""
+    kind, x = code // stride, code % stride
+    if kind == LEFT_OLD:
+        return x, a
+    if kind == LEFT_NEW:
+        return x, new
+    if kind == RIGHT_OLD:
+        return b, x
+    return new, x
