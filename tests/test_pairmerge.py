@@ -116,3 +116,62 @@ def test_jit_kernels_agree_with_compiled_ones():
                                              np.zeros(2, dtype=np.int64))
             results.append((merges.tolist(), n, symbols.tolist()))
         assert results[0] == results[1]
+
+
+# --- counting words -------------------------------------------------------------------------
+
+def _random_text(rng: random.Random) -> bytes:
+    parts = ["the", " cat", "中文", "，", "\n", "\n\n", "  ", "\t", "123", "😀", "don't", "\r\n", " ", "é"]
+    return "".join(rng.choice(parts) for _ in range(rng.randint(0, 400))).encode()
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_line_piece_ends_are_each_lines_pieces(pattern):
+    """Each line split as a text of its own, and the same when ``out`` fills and the scan
+    goes on from the last end."""
+    from bbpe.bpe import _pretokenize as pt
+
+    pid = pt.PATTERN_NAMES[pattern]
+    rng = random.Random(pid)
+    for _ in range(200):
+        data = _random_text(rng)
+        expected, at = [], 0
+        for line in [piece + b"\n" for piece in data.split(b"\n")[:-1]] + [data.split(b"\n")[-1]]:
+            for piece in pt.split(line, pid):
+                at += len(piece)
+                expected.append(at)
+        arr = np.frombuffer(data, dtype=np.uint8)
+        for size in (1, 3, 1000):
+            got, start = [], 0
+            out = np.empty(size, dtype=np.int64)
+            while start < len(data):
+                n = pt.line_piece_ends(arr, start, len(data), pid, out)
+                got += out[:n].tolist()
+                start = got[-1]
+            assert got == expected
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_word_counts_equal_a_counter(threads):
+    """The threads' tables add up to a Counter of the pieces, words in first-seen order."""
+    from collections import Counter
+
+    from bbpe.bpe import _pretokenize as pt
+    from bbpe.pairmerge.counting import WordTable, count_words
+
+    pid = pt.PATTERN_NAMES["gpt2"]
+    rng = random.Random(threads)
+    for _ in range(30):
+        data = b"".join(_random_text(rng) for _ in range(rng.randint(1, 30)))
+        expected: Counter = Counter()
+        for line in [piece + b"\n" for piece in data.split(b"\n")[:-1]] + [data.split(b"\n")[-1]]:
+            expected.update(pt.split(line, pid))
+        table = WordTable()
+        count_words(table, np.frombuffer(data, dtype=np.uint8),
+                    lambda d, s, e, out: pt.line_piece_ends(d, s, e, pid, out), threads)
+        table.add_counts({b"extra": 5, b"the": 2})
+        expected.update({b"extra": 5, b"the": 2})
+        arena, starts, counts = table.arrays()
+        got = {arena[starts[i]:starts[i + 1]].tobytes(): int(counts[i]) for i in range(len(counts))}
+        assert got == dict(expected)
+        assert list(got) == list(expected)

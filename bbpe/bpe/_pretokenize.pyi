@@ -3,6 +3,8 @@ byte-level BPE (tiktoken's and HF's split patterns, scanned without the GIL)."""
 
 from typing import overload
 
+import numpy as np
+
 # tiktoken 0.14's pattern string of each of its encodings
 TIKTOKEN_PATTERNS: dict[str, str]
 # the PIECES_* id of each pre-tokenizer (bbpe/bpe/_pretokenize.pxd), "regex" for none
@@ -17,3 +19,4 @@ def split(text: str, pattern: int) -> list[str]:
 
 @overload
 def split(text: bytes, pattern: int) -> list[bytes]: ...
+def line_piece_ends(data: bytes | memoryview, start: int, stop: int, pattern: int, out: np.ndarray) -> int: ...

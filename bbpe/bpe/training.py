@@ -31,6 +31,8 @@ import numpy as np
 
 from ..common.progress import progress_callback
 from ..errors import FormatError
+from ..common._fast import utf8_valid_prefix
+from ..pairmerge.counting import WordTable, count_words
 from ..pairmerge.train import WordTypes, train_merges
 from . import _pretokenize as pt
 from .byte_level import ALPHABET, BYTE_CHARS, decoded_bytes, to_bytes
@@ -54,7 +56,9 @@ def pre_tokenizer_pattern(pre_tokenizer: str) -> str:
 
 
 class WordCounter:
-    """Counts the pre-tokenized words of texts (bytes, UTF-8) under one pattern."""
+    """Counts the pre-tokenized words of texts under one pattern: files with a compiled
+    pre-tokenizer on threads, into a word table (bbpe.pairmerge.counting); texts, and any
+    pattern that only the ``regex`` package runs, in a dict."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -65,35 +69,47 @@ class WordCounter:
 
             self._regex = regex.compile(pattern)
         self.counts: Counter[bytes] = Counter()
+        self.table = WordTable()
 
     def add(self, text: bytes) -> None:
+        """Counts one text (UTF-8), split whole."""
         if self._regex is None:
             self.counts.update(pt.split(text, self.pid))
         else:
             self.counts.update(piece.encode("utf-8") for piece in self._regex.findall(text.decode("utf-8")))
+
+    def _piece_ends(self, data: np.ndarray, start: int, stop: int, out: np.ndarray) -> int:
+        return pt.line_piece_ends(data, start, stop, self.pid, out)
 
     def add_file(self, path: str | os.PathLike[str], progress: Any = None, done: int = 0, total: int = 0) -> int:
         """Counts each line of the file (HF's ``train`` on files: lines with their
         ``\\n``); returns ``done`` plus the bytes read."""
         name = os.fspath(path)
         with open(name, "rb") as f:
-            data = f.read()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ValueError(f"{name}: byte {err.start}: not UTF-8 ({err.reason})") from None
-        start = 0
-        step = max(len(data) // 100, 1 << 20)
-        reported = 0
-        while start < len(data):
-            end = data.find(b"\n", start)
-            end = len(data) if end < 0 else end + 1
-            self.add(data[start:end])
-            start = end
-            if progress is not None and start - reported >= step:
-                reported = start
-                progress("scan", done + start, total)
+            data = np.frombuffer(f.read(), dtype=np.uint8)
+        valid, _ = utf8_valid_prefix(data)
+        if valid < len(data):
+            raise ValueError(f"{name}: byte {valid}: not UTF-8 (the byte {data[valid]:#04x} starts no char "
+                             "or its char is cut)")
+        report = None if progress is None else (lambda at: progress("scan", done + at, total))
+        if self._regex is None:
+            count_words(self.table, data, self._piece_ends, progress=report)
+        else:
+            text = data.tobytes()
+            start = 0
+            while start < len(text):
+                end = text.find(b"\n", start)
+                end = len(text) if end < 0 else end + 1
+                self.add(text[start:end])
+                start = end
         return done + len(data)
+
+    def words(self) -> WordBytes:
+        """What was counted, as arrays (the dict's words after the table's)."""
+        if self.counts:
+            self.table.add_counts(self.counts)
+            self.counts.clear()
+        return WordBytes(*self.table.arrays())
 
 
 def _alphabet(char_counts: Mapping[str, int], limit_alphabet: int | None) -> list[str]:
@@ -143,14 +159,17 @@ def _initial_chars(initial_alphabet: Iterable[str] | None) -> list[str]:
 
 class WordBytes:
     """Counted words as flat arrays: word ``w`` is ``data[starts[w]:starts[w + 1]]``
-    (uint8), seen ``counts[w]`` times. Made from a counts dict, after which the dict (tens of
-    bytes per word more) can go."""
+    (uint8), seen ``counts[w]`` times."""
 
-    def __init__(self, counts: Mapping[bytes, int]) -> None:
-        self.counts = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-        self.starts = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, counts), dtype=np.int64, count=len(counts)), out=self.starts[1:])
-        self.data = np.frombuffer(b"".join(counts), dtype=np.uint8)
+    def __init__(self, data: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> None:
+        self.data, self.starts, self.counts = data, starts, counts
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[bytes, int]) -> WordBytes:
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, counts), dtype=np.int64, count=len(counts)), out=starts[1:])
+        return cls(np.frombuffer(b"".join(counts), dtype=np.uint8), starts,
+                   np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
 
     def byte_counts(self) -> np.ndarray:
         """How often each byte occurs, counted by the words' counts (int64 [256]), a slice
@@ -248,15 +267,15 @@ def train(sources: Any, *, source: str, vocab_size: int, pre_tokenizer: str = "b
     report, close = progress_callback(show_progress)
     try:
         if source == "counts":
-            words = WordBytes(word_counts_from(sources))
+            words = WordBytes.from_counts(word_counts_from(sources))
         else:
             counter = WordCounter(pattern)
             if source == "files":
                 _count_files(counter, sources, report)
             else:
                 _count_texts(counter, sources)
-            words = WordBytes(counter.counts)
-            del counter  # its dict: the arrays hold the words now
+            words = counter.words()
+            del counter  # its tables: the arrays hold the words now
         spec = train_words(words, vocab_size=vocab_size, pattern=pattern, progress=report, **options)
         if report:
             report.finish()

@@ -1,0 +1,117 @@
+"""Counting the words of a corpus on threads: the model cuts the text into pieces (a
+function that writes the pieces' ends, without the GIL), and the distinct pieces are
+counted in tables of the ``counting`` kernels. A buffer is cut into one contiguous part per
+thread at line ends; each thread counts its part a block at a time into a table of its
+own, and the tables are added up in the order of the parts, so the words come out in the
+order they first occur, whatever the threads' timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..common.resources import training_threads
+from ..common.threads import on_threads
+
+PieceEnds = Callable[[np.ndarray, int, int, np.ndarray], int]  # (data, start, stop, out) -> ends written
+BLOCK = 1 << 20  # the most piece ends asked for at a time (8 MB of them)
+
+
+class WordTable:
+    """Distinct words (byte strings) with their counts, in the order first seen."""
+
+    def __init__(self) -> None:
+        from .kernels import kernels as K
+
+        self._k = K
+        self.index, self.words, self.arena, self.sizes = K.new_table()
+
+    def __len__(self) -> int:
+        return int(self.sizes[0])
+
+    def count(self, data: np.ndarray, start: int, stop: int, piece_ends: PieceEnds,
+              progress: Callable[[int], None] | None = None) -> None:
+        """Counts the pieces of ``data[start:stop]`` (uint8; ``start`` and ``stop`` at line
+        boundaries) as ``piece_ends`` cuts them."""
+        ends = np.empty(min(BLOCK, max(stop - start, 1)), dtype=np.int64)
+        while start < stop:
+            n = piece_ends(data, start, stop, ends)
+            self.index, self.words, self.arena = self._k.count_pieces(self.index, self.words, self.arena, self.sizes,
+                                                                     data, start, ends, n)
+            start = int(ends[n - 1])
+            if progress is not None:
+                progress(start)
+
+    def add(self, other: WordTable) -> None:
+        """Adds ``other``'s words and counts, in its order."""
+        self.index, self.words, self.arena = self._k.merge_tables(self.index, self.words, self.arena, self.sizes,
+                                                                 other.words, other.arena, len(other))
+
+    def add_counts(self, counts: dict[bytes, int]) -> None:
+        """Adds words counted elsewhere (a dict of bytes to counts), in its order."""
+        other = WordTable()
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, counts), dtype=np.int64, count=len(counts)), out=starts[1:])
+        other.arena = np.frombuffer(b"".join(counts), dtype=np.uint8).copy()
+        other.words = np.empty((len(counts), 4), dtype=np.int64)
+        other.words[:, 1] = starts[:-1]
+        other.words[:, 2] = np.diff(starts)
+        other.words[:, 3] = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+        other.words[:, 0] = self._k.word_hashes(other.arena, starts)
+        other.sizes[:] = (len(counts), starts[-1])
+        self.add(other)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(bytes of the words one after the other, each word's start (one more at the
+        end), counts)."""
+        n, used = len(self), int(self.sizes[1])
+        starts = np.empty(n + 1, dtype=np.int64)
+        starts[:n] = self.words[:n, 1]
+        starts[n] = used
+        return self.arena[:used], starts, self.words[:n, 3].copy()
+
+
+def _parts(data: np.ndarray, start: int, stop: int, n: int) -> list[tuple[int, int]]:
+    """``data[start:stop]`` cut into ``n`` parts or fewer at line ends."""
+    bounds = [start]
+    for k in range(1, n):
+        at = start + (stop - start) * k // n
+        newline = data[at:stop].tobytes().find(b"\n") if at < stop else -1
+        cut = stop if newline < 0 else at + newline + 1
+        if cut > bounds[-1]:
+            bounds.append(cut)
+    if bounds[-1] != stop:
+        bounds.append(stop)
+    return list(zip(bounds, bounds[1:]))
+
+
+def count_words(table: WordTable, data: np.ndarray, piece_ends: PieceEnds, threads: int | None = None,
+                progress: Callable[[int], None] | None = None) -> None:
+    """Counts the words of ``data`` (uint8, whole lines) into ``table``, on ``threads``
+    threads (default: those training may use); ``progress`` gets the bytes done so far."""
+    threads = training_threads() if threads is None else threads
+    parts = _parts(data, 0, len(data), max(1, threads))
+    if len(parts) <= 1:
+        for start, stop in parts:
+            table.count(data, start, stop, piece_ends, progress)
+        return
+    done = [0] * len(parts)
+
+    def run(k: int) -> WordTable:
+        start, stop = parts[k]
+
+        def report(at: int) -> None:
+            done[k] = at - start
+            if progress is not None and k == 0:
+                progress(sum(done))
+
+        part = WordTable()
+        part.count(data, start, stop, piece_ends, report)
+        return part
+
+    for part in on_threads(run, len(parts)):
+        table.add(part)
+    if progress is not None:
+        progress(len(data))
