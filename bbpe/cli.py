@@ -96,13 +96,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"bbpe {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    t = sub.add_parser("train", help="train an XBBPE vocabulary and write a .bin (as `xbbpe train`)")
+    t = sub.add_parser("train", help="train a vocabulary: XBBPE's .bin (as `xbbpe train`), or a byte-level BPE "
+                       "as HF's BpeTrainer makes it (--model bpe) and its tokenizer.json")
+    t.add_argument("--model", choices=("xbbpe", "bpe"), default="xbbpe",
+                   help="xbbpe (default): the C++'s model and .bin; bpe: HF tokenizers' BPE, written as tokenizer.json")
     t.add_argument("corpus", nargs="*", help="UTF-8 corpus files, one text per line, trained on one after the other "
                    f"as `cat` joins them; - reads stdin (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
     t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
                    help=f"vocabulary size; 0 means no limit (default {DEFAULT_VOCAB_SIZE})")
-    t.add_argument("-o", "--output", default="xBBPE.bin",
-                   help="output .bin, or bbpe's JSON file for a name ending in .json (default xBBPE.bin)")
+    t.add_argument("-o", "--output",
+                   help="output .bin, or bbpe's JSON file for a name ending in .json (default xBBPE.bin); "
+                   "with --model bpe: tokenizer.json (default), or a .tiktoken ranks file")
     t.add_argument("--gbk", action="store_true", help="the corpus is GBK")
     t.add_argument("--bug-compat", action="store_true",
                    help="as the reference: a missing corpus is empty, N is cast to uint32")
@@ -117,6 +121,24 @@ def _parser() -> argparse.ArgumentParser:
                    help="write a vocabulary-only .bin, without the stored training encodings (the C++ loads it too)")
     t.add_argument("--no-memory-check", action="store_true",
                    help="train even if the corpus looks too big for the memory available")
+    b = t.add_argument_group("--model bpe (HF BpeTrainer's settings)")
+    b.add_argument("--pre-tokenizer", default="byte_level", metavar="NAME",
+                   help="byte_level (HF's ByteLevel, default) or a tiktoken pattern name (cl100k_base, o200k_base, ...)")
+    b.add_argument("--min-frequency", type=int, default=0, metavar="N", help="the least count a merged pair needs")
+    b.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
+                   help="a special token (repeat for more; they take the first ids, in order)")
+    b.add_argument("--limit-alphabet", type=int, metavar="N", help="keep the N most frequent chars of the alphabet")
+    b.add_argument("--max-token-length", type=int, metavar="N", help="no token longer than N chars")
+    b.add_argument("--counts", action="append", default=[], metavar="TSV",
+                   help="train on word counts (bbpe count-words) instead of corpus files; repeat to add them up")
+
+    w = sub.add_parser("count-words", help="the pre-tokenized words of corpus files with their counts, as TSV "
+                       "(word<TAB>count, byte-level text), for bbpe train --model bpe --counts")
+    w.add_argument("files", nargs="+", metavar="file", help="UTF-8 corpus files, one text per line")
+    w.add_argument("-o", "--output", required=True, help="the TSV file to write")
+    w.add_argument("--pre-tokenizer", default="byte_level", metavar="NAME",
+                   help="byte_level (default) or a tiktoken pattern name")
+    w.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
     e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
     _model_options(e)
@@ -362,6 +384,16 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     if not re.fullmatch(r"[0-9]+", text):
         raise CliError(f"--vocab-size: {args.vocab_size!r} is not a non-negative integer")
     fix_mmap_threshold()  # this process is ours: freed arrays go back to the system
+    if args.model == "bpe":
+        _train_bpe(args, int(text))
+        return
+    bpe_only = [flag for flag, value in (("--counts", args.counts), ("--special-token", args.special_token),
+                                        ("--min-frequency", args.min_frequency), ("--limit-alphabet", args.limit_alphabet),
+                                        ("--max-token-length", args.max_token_length),
+                                        ("--pre-tokenizer", args.pre_tokenizer != "byte_level")) if value]
+    if bpe_only:
+        raise CliError(f"{bpe_only[0]} is an option of --model bpe")
+    args.output = args.output or "xBBPE.bin"
     tok = Tokenizer.train(args.corpus or None, int(text), gbk=args.gbk, bug_compat=args.bug_compat,
                           lossless_encodings=args.lossless_trainenc, progress=not args.quiet and sys.stderr.isatty(),
                           windows_text=args.windows_text, strict=args.strict, memory_check=not args.no_memory_check,
@@ -369,6 +401,40 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     if not args.quiet:  # the full path: the default output lands in whatever directory this ran in
         print(f"bbpe: trained vocab={len(tok)} train_lines={tok.train_lines} -> "
               f"{os.path.abspath(args.output)}", file=sys.stderr)
+
+
+def _train_bpe(args: argparse.Namespace, vocab_size: int) -> None:
+    from .bpe import training
+    from .bpe.tokenizer import BPE
+
+    for flag in ("gbk", "bug_compat", "lossless_trainenc", "windows_text", "no_encodings"):
+        if getattr(args, flag):
+            raise CliError(f"--{flag.replace('_', '-')} is an option of --model xbbpe")
+    if bool(args.counts) == bool(args.corpus):
+        raise CliError("--model bpe trains on corpus files or on --counts files, one of the two")
+    if any(_is_stdin(p) for p in args.corpus):
+        raise CliError("--model bpe reads corpus files, not stdin")
+    output = args.output or "tokenizer.json"
+    options = {"vocab_size": vocab_size, "min_frequency": args.min_frequency, "special_tokens": args.special_token,
+               "limit_alphabet": args.limit_alphabet, "max_token_length": args.max_token_length,
+               "pre_tokenizer": args.pre_tokenizer, "show_progress": not args.quiet and sys.stderr.isatty()}
+    if args.counts:
+        tok = BPE.train_from_counts(training.read_counts(args.counts), **options)
+    else:
+        tok = BPE.train(args.corpus, memory_check=not args.no_memory_check, **options)
+    tok.save(output)
+    if not args.quiet:
+        print(f"bbpe: trained a BPE of {len(tok)} ids -> {os.path.abspath(output)}", file=sys.stderr)
+
+
+def _count_words(args: argparse.Namespace, out: BinaryIO) -> None:
+    from .bpe import training
+
+    counts = training.count_file_words(args.files, args.pre_tokenizer, not args.quiet and sys.stderr.isatty())
+    training.write_counts(counts, args.output)
+    if not args.quiet:
+        print(f"bbpe: {len(counts)} distinct words, {sum(counts.values())} in all -> {os.path.abspath(args.output)}",
+              file=sys.stderr)
 
 
 def _encode(args: argparse.Namespace, out: BinaryIO) -> None:
@@ -490,7 +556,7 @@ def _printable(text: str) -> str:
 
 
 _COMMANDS = {"train": _train, "encode": _encode, "decode": _decode, "count": _count, "vocab": _vocab,
-             "trainenc": _trainenc, "special": _special, "info": _info}
+             "trainenc": _trainenc, "special": _special, "info": _info, "count-words": _count_words}
 
 
 def _warn_one_line(message, category, filename, lineno, file=None, line=None) -> None:

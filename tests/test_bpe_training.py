@@ -20,7 +20,7 @@ from bbpe.bpe.byte_level import to_text
 from bbpe.bpe.onig import to_onig
 
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (the oracle) is not installed")
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
 LARGE = Path("/tmp/bbpe-corpora")  # tools' corpora, when built (not in CI): their first lines
 PRE_TOKENIZERS = ["byte_level", "cl100k_base"]
@@ -220,7 +220,7 @@ def test_bad_arguments(tmp_path):
         bbpe.BPE.train(TANG300, vocab_size=300, special_tokens=["<s>", ""], show_progress=False)
     bad = tmp_path / "bad.txt"
     bad.write_bytes("好的\n".encode() + b"ok \xff\n")
-    with pytest.raises(ValueError, match=r"bad\.txt: byte 10"):
+    with pytest.raises(ValueError, match=r"bad\.txt: byte 10: not UTF-8"):
         bbpe.BPE.train(bad, vocab_size=300, show_progress=False)
     with pytest.raises(FileNotFoundError):
         bbpe.BPE.train(tmp_path / "missing.txt", vocab_size=300, show_progress=False)
@@ -236,3 +236,56 @@ def test_bad_arguments(tmp_path):
         bbpe.BPE.train_from_counts({"hello": -3}, vocab_size=300, show_progress=False)
     with pytest.raises(ValueError, match="pair"):
         bbpe.BPE.train_from_counts(["hello"], vocab_size=300, show_progress=False)
+
+
+# --- the command line -----------------------------------------------------------------------
+
+def _cli(*args) -> "subprocess.CompletedProcess":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "bbpe", *map(str, args)], capture_output=True, text=True)
+
+
+def test_cli_train_and_count_words(tmp_path):
+    """bbpe train --model bpe writes HF's file; count-words + --counts trains the same; the
+    counts of two files add up."""
+    out = tmp_path / "tokenizer.json"
+    r = _cli("train", "--model", "bpe", TANG300, SONG100, "--vocab-size", 1500, "--special-token", "<s>",
+             "--special-token", "</s>", "--min-frequency", 2, "-o", out)
+    assert r.returncode == 0, r.stderr
+    theirs = hf_train([TANG300, SONG100], vocab_size=1500, special_tokens=["<s>", "</s>"], min_frequency=2)
+    assert_same(bbpe.load(out), theirs, _lines(TANG300)[:300], tmp_path)
+    for name, files in (("a.tsv", [TANG300]), ("b.tsv", [SONG100]), ("both.tsv", [TANG300, SONG100])):
+        r = _cli("count-words", *files, "-o", tmp_path / name, "-q")
+        assert r.returncode == 0, r.stderr
+    both = dict(line.split("\t") for line in (tmp_path / "both.tsv").read_text(encoding="utf-8").splitlines())
+    added: Counter = Counter()
+    for name in ("a.tsv", "b.tsv"):
+        for line in (tmp_path / name).read_text(encoding="utf-8").splitlines():
+            word, count = line.split("\t")
+            added[word] += int(count)
+    assert {w: int(c) for w, c in both.items()} == dict(added)
+    assert bbpe.BPE.count_words([TANG300, SONG100], show_progress=False) == {w: int(c) for w, c in both.items()}
+    again = tmp_path / "again.json"
+    r = _cli("train", "--model", "bpe", "--counts", tmp_path / "a.tsv", "--counts", tmp_path / "b.tsv",
+             "--vocab-size", 1500, "--special-token", "<s>", "--special-token", "</s>", "--min-frequency", 2,
+             "-o", again, "-q")
+    assert r.returncode == 0, r.stderr
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_cli_errors(tmp_path):
+    cases = [
+        (["train", "--model", "bpe", TANG300, "--gbk"], "--gbk is an option of --model xbbpe"),
+        (["train", TANG300, "--special-token", "<s>"], "--special-token is an option of --model bpe"),
+        (["train", "--model", "bpe"], "corpus files or on --counts"),
+        (["train", "--model", "bpe", "--pre-tokenizer", "gpt9", TANG300], "pre_tokenizer"),
+        (["train", "--model", "bpe", "--counts", tmp_path / "bad.tsv"], "bad.tsv: line 2"),
+        (["count-words", tmp_path / "missing.txt", "-o", tmp_path / "x.tsv"], "missing.txt"),
+    ]
+    (tmp_path / "bad.tsv").write_text("Ġthe\t3\nno count here\n", encoding="utf-8")
+    for args, message in cases:
+        r = _cli(*args)
+        assert r.returncode != 0 and message in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "x.tsv").exists() and not (tmp_path / "tokenizer.json").exists()

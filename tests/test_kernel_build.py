@@ -86,7 +86,7 @@ def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
     spec = importlib.util.spec_from_file_location("_aot_kernels", built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    args = lambda: (np.array([0, 1, 0, 1, 2, 0, 1], dtype=np.int32), np.array([0, 4, 7], dtype=np.int64),  # noqa: E731
+    args = lambda: (np.array([0, 1, 0, 1, 2, 0, 1], dtype=np.int32), np.array([0, 4, 7], dtype=np.int64),
                     np.array([3, 2], dtype=np.int64), np.array([97, 98, 99], dtype=np.int32),
                     np.array([0, 1, 2, 3], dtype=np.int64), 10, 0, 1 << 62, 0, np.zeros(2, dtype=np.int64))
     ours, theirs = module.train_merges(*args()), kernels.jit_kernels().train_merges(*args())

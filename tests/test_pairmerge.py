@@ -85,7 +85,7 @@ def test_progress_reports_tokens_added():
     case = {"words": [[0, 1, 0, 1, 0, 1, 2]] * 1, "counts": [5], "tokens": ["a", "b", "c"]}
     reports = []
     words = WordTypes.from_lists(case["words"], case["counts"])
-    merges, n_tokens = train_merges(words, case["tokens"], 100, progress=lambda *r: reports.append(r))
+    _, n_tokens = train_merges(words, case["tokens"], 100, progress=lambda *r: reports.append(r))
     assert reports[0] == ("merge", 0, 97)
     assert reports[-1] == ("merge", n_tokens - 3, n_tokens - 3)
     assert [r[1] for r in reports] == sorted(r[1] for r in reports)

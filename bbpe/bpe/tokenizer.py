@@ -99,15 +99,18 @@ class BPE(Tokenizer):
     def train(cls, files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, vocab_size: int = 30000,
               min_frequency: int = 0, special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
               initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
-              pre_tokenizer: str = "byte_level", show_progress: bool | Callable[..., None] = True) -> BPE:
+              pre_tokenizer: str = "byte_level", show_progress: bool | Callable[..., None] = True,
+              memory_check: bool = True) -> BPE:
         """Train on text files as HF ``tokenizers``' ``BpeTrainer`` does, with the same
         vocabulary, ids and merges (bbpe.bpe.training): ``pre_tokenizer`` is
         ``"byte_level"`` (HF's ``ByteLevel(add_prefix_space=False)``) or a tiktoken
         pattern name such as ``"cl100k_base"`` (HF's ``Split`` with it, then ByteLevel);
         ``initial_alphabet`` defaults to all 256 bytes (HF's ``ByteLevel.alphabet()``).
-        The other arguments are BpeTrainer's. Each line of a file is one text."""
+        The other arguments are BpeTrainer's. Each line of a file is one text.
+        ``memory_check``: refuse (InsufficientMemoryError) a corpus that would likely not
+        fit in the memory available."""
         return cls(training.train(files, source="files", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
-                                  show_progress=show_progress, min_frequency=min_frequency,
+                                  show_progress=show_progress, memory_check=memory_check, min_frequency=min_frequency,
                                   special_tokens=special_tokens, limit_alphabet=limit_alphabet,
                                   initial_alphabet=initial_alphabet, max_token_length=max_token_length))
 
@@ -137,6 +140,14 @@ class BPE(Tokenizer):
                                   show_progress=show_progress, min_frequency=min_frequency,
                                   special_tokens=special_tokens, limit_alphabet=limit_alphabet,
                                   initial_alphabet=initial_alphabet, max_token_length=max_token_length))
+
+    @staticmethod
+    def count_words(files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                    pre_tokenizer: str = "byte_level", show_progress: bool | Callable[..., None] = True) -> dict[str, int]:
+        """The words of the files as ``pre_tokenizer`` splits each line, with their counts
+        (the files' added up): ``{"Ġhello": 12, ...}``, what ``train_from_counts`` takes to
+        give what ``train`` gives on the files (``bbpe count-words`` writes them as TSV)."""
+        return training.count_file_words(files, pre_tokenizer, show_progress)
 
     @classmethod
     def _from_json(cls, document: dict, name: str) -> BPE:

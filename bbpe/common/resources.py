@@ -56,11 +56,13 @@ def usable_cpus() -> int:
     return max(1, min(cpus, cpu_quota() or cpus))
 
 
-def training_estimate(corpus_bytes: int, gbk: bool = False, jit: bool = False) -> int:
+def training_estimate(corpus_bytes: int, gbk: bool = False, jit: bool = False,
+                      per_byte: int = BYTES_PER_CORPUS_BYTE) -> int:
     """Peak bytes a training run on a corpus of this size may need (GBK grows by up to 1.5x
-    as UTF-8; numba's JIT, when the kernels were not compiled ahead of time, costs more)."""
+    as UTF-8; numba's JIT, when the kernels were not compiled ahead of time, costs more);
+    ``per_byte``: the model's trainer's bytes per corpus byte (XBBPE's by default)."""
     fixed = FIXED_BYTES_JIT if jit else FIXED_BYTES
-    return fixed + int(BYTES_PER_CORPUS_BYTE * corpus_bytes * (1.5 if gbk else 1))
+    return fixed + int(per_byte * corpus_bytes * (1.5 if gbk else 1))
 
 
 def available_memory() -> int | None:
@@ -140,11 +142,12 @@ def _soft_limit(name: str) -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False, jit: bool = False) -> None:
+def check_training_memory(name: str, corpus_bytes: int, gbk: bool = False, jit: bool = False,
+                          per_byte: int = BYTES_PER_CORPUS_BYTE) -> None:
     """Raise InsufficientMemoryError if training on this corpus would likely not fit in
     the memory available or in the process's address-space limit."""
     mb = 2**20
-    need = training_estimate(corpus_bytes, gbk, jit)
+    need = training_estimate(corpus_bytes, gbk, jit, per_byte)
     have = available_memory()
     if have is not None and need > have:
         raise InsufficientMemoryError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 
 SUPPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support.py")
@@ -53,7 +54,7 @@ def jit_kernels(package: str, package_dir: str, modules: tuple[str, ...]) -> Sim
     return SimpleNamespace(**functions)
 
 
-def load(package: str, extension: str, jit: "callable") -> tuple[ModuleType | SimpleNamespace, bool]:
+def load(package: str, extension: str, jit: Callable[[], SimpleNamespace]) -> tuple[ModuleType | SimpleNamespace, bool]:
     """(the kernels, whether compiled ahead of time): ``package``'s extension module
     ``extension`` unless ``BBPE_JIT`` is set or it is missing, else ``jit()``."""
     if os.environ.get("BBPE_JIT", "") in ("", "0"):

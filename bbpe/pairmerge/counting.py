@@ -8,6 +8,7 @@ order they first occur, whatever the threads' timing.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -84,7 +85,7 @@ def _parts(data: np.ndarray, start: int, stop: int, n: int) -> list[tuple[int, i
             bounds.append(cut)
     if bounds[-1] != stop:
         bounds.append(stop)
-    return list(zip(bounds, bounds[1:]))
+    return list(itertools.pairwise(bounds))
 
 
 def count_words(table: WordTable, data: np.ndarray, piece_ends: PieceEnds, threads: int | None = None,

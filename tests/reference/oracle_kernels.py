@@ -2,8 +2,8 @@
 pair count of ``MergeMaxPairWord`` over every list, and its merge pass. Test-only: bbpe
 trains with the incremental engine, which these check (through the simple engine)."""
 
-from bbpe.xbbpe.kernels.keys import _U64_0, _pair_key_lookup, intern, pair_key
 from bbpe.kernels.support import _inline, _njit
+from bbpe.xbbpe.kernels.keys import _U64_0, _pair_key_lookup, intern, pair_key
 from bbpe.xbbpe.kernels.text import _char_key, delimiter_len
 
 

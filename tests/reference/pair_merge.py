@@ -21,6 +21,7 @@ It follows tokenizers/src/models/bpe/trainer.rs (``BpeTrainer::do_train``) and w
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -63,7 +64,7 @@ def merge_loop(words: list[list[int]], counts: list[int], tokens: list[str], voc
     where: dict[tuple[int, int], set[int]] = defaultdict(set)
     first_seen: dict[tuple[int, int], int] = {}
     for w, word in enumerate(words):
-        for pair in zip(word, word[1:]):
+        for pair in itertools.pairwise(word):
             first_seen.setdefault(pair, len(first_seen))
             pair_counts[pair] += counts[w]
             where[pair].add(w)

@@ -10,9 +10,10 @@ for the first time is interned by its bytes.
 
 import numpy as np
 
+from bbpe.kernels.support import _inline, _njit, _release, prefetch
+
 from .keys import _AHEAD, _M1, _SH29, _append_row, _pair_key_lookup, _pair_words
 from .linking import _WALK_AHEAD
-from bbpe.kernels.support import _inline, _njit, _release, prefetch
 from .tables import DEAD, PK, SENTINEL, TOK
 
 _CODE, _COUNT, _ROW, _LAST = 0, 1, 2, 3  # columns of a pair-table entry; _ROW is row + 1, 0 = empty

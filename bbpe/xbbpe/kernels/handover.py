@@ -19,6 +19,7 @@ from bbpe.kernels.support import (
     wake_all,
     yield_cpu,
 )
+
 from .tables import (
     CMD_EXIT,
     SYNC_BLOCKED,

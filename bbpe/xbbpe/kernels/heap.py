@@ -2,8 +2,9 @@
 (Q5); an entry that lost occurrences is lowered when it comes to the top.
 """
 
-from .key_states import _live, _occ, _tail
 from bbpe.kernels.support import _inline, _njit, _release
+
+from .key_states import _live, _occ, _tail
 
 
 @_inline

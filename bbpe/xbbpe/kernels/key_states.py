@@ -5,6 +5,7 @@
 import numpy as np
 
 from bbpe.kernels.support import _inline, _release
+
 from .tables import DIRTY, FINGER, FLAGS, HEAD, IN_VOCAB, OCC, RAISED, TAIL, TOKEN
 
 _CLEAR_STEP_BITS = np.uint8(0xFF ^ (DIRTY | FINGER | RAISED))

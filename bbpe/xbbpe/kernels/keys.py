@@ -15,6 +15,7 @@ bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 import numpy as np
 
 from bbpe.kernels.support import _inline, _njit, _release, prefetch
+
 from .tables import KEY_BYTES
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)

@@ -13,6 +13,7 @@ last occurrences, so "the earliest last occurrence" (Q5) is "the smallest last s
 import numpy as np
 
 from bbpe.kernels.support import _inline, _njit
+
 from .tables import NXT, PK, PRV, SENTINEL, TOK
 
 

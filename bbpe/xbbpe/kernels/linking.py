@@ -5,6 +5,7 @@ keys, a piece of the layout at a time (on two threads with two classes).
 import numpy as np
 
 from bbpe.kernels.support import _inline, _njit, _release, prefetch
+
 from .pair_keys import _pair_key_reusing
 from .tables import HEAD, NXT, OCC, PK, PRV, TAIL, TOK
 

@@ -5,6 +5,7 @@ and squeezing the slots merged away (``compact_slots``).
 import numpy as np
 
 from bbpe.kernels.support import _inline, _njit, _release
+
 from .tables import DEAD, DIRTY, FINGER, FLAGS, HEAD, NXT, OCC, PK, PRV, RAISED, SENTINEL, TAIL, TOK
 
 

@@ -29,12 +29,13 @@ placeholders, never read.
 
 import numpy as np
 
+from bbpe.kernels.support import _inline, _njit, _release, atomic_load, monotonic_ns, prefetch
+
 from .handover import _command, _leader_waits_for, _post_to_follower, _post_to_leader, _wait_for, too_slow
 from .heap import _heap_pop_valid, heap_push, heap_rebuild
 from .key_states import _CLEAR_STEP_BITS, _KEEP, _occ, _tail, count_live
 from .keys import _append_refused, _free_row, _free_rows, _key_hash, _pair_words, reindex
 from .lists import _link, _mark, _next_alive, _prev_alive, _unlink, _unlink_marking
-from bbpe.kernels.support import _inline, _njit, _release, atomic_load, monotonic_ns, prefetch
 from .pair_keys import _pair_key_reusing
 from .tables import (
     CMD_WALK,

@@ -4,10 +4,11 @@ is made under the spin lock, written before the store that indexes it.
 
 import numpy as np
 
+from bbpe.kernels.support import _inline, _release, atomic_store
+
 from .handover import _lock, _unlock
 from .key_states import _new_key_states
 from .keys import _TOMBSTONE, _append_refused, _find_live, _pair_words
-from bbpe.kernels.support import _inline, _release, atomic_store
 
 
 @_inline

@@ -15,8 +15,9 @@ Type store: tokens ``ttoks`` (int32), type t = ttoks[tstart[t]:tstart[t + 1]];
 
 import numpy as np
 
-from .keys import _M1, _SH29
 from bbpe.kernels.support import _inline, _njit, _release, prefetch
+
+from .keys import _M1, _SH29
 from .text import _DELIMITER_LEAD, _cut_segment_memo, delimiter_len
 
 _SEQ_SEED = np.uint64(0x84222325CBF29CE4)

@@ -4,8 +4,9 @@ lead byte, the training delimiters, and a segment's chars as key rows.
 
 import numpy as np
 
-from .keys import _LEN_SHIFT, _U64_0, intern
 from bbpe.kernels.support import _inline
+
+from .keys import _LEN_SHIFT, _U64_0, intern
 
 
 @_inline
