@@ -127,7 +127,7 @@ class BPE(Tokenizer):
                                   initial_alphabet=initial_alphabet, max_token_length=max_token_length))
 
     @classmethod
-    def train_from_counts(cls, counts: Mapping[str | bytes, int] | Iterable[tuple[str | bytes, int]], *,
+    def train_from_counts(cls, counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]], *,
                           vocab_size: int = 30000, min_frequency: int = 0, special_tokens: Iterable[str] | None = None,
                           limit_alphabet: int | None = None, initial_alphabet: Iterable[str] | None = None,
                           max_token_length: int | None = None, pre_tokenizer: str = "byte_level",

@@ -239,7 +239,7 @@ def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
                    unreachable=unreachable)
 
 
-def word_counts_from(counts: Mapping[str | bytes, int] | Iterable[tuple[str | bytes, int]]) -> Counter[bytes]:
+def word_counts_from(counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]]) -> Counter[bytes]:
     """Counts of pre-tokenized words, keyed by bytes: a key that is a str is the word as
     byte-level chars (HF's form, ``"Ġhello"``; what ``bbpe count-words`` writes), a bytes
     key the word's bytes. Counts of the same word add up."""
