@@ -195,7 +195,8 @@ def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
                 special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
                 initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
                 pattern: str = HF_BYTE_LEVEL_PATTERN, progress: Any = None) -> BpeSpec:
-    """The spec of the BPE that HF's BpeTrainer makes from these counted words (counts >= 1)."""
+    """The spec of the BPE that HF's BpeTrainer makes from these counted words (counts >= 1).
+    Their bytes are dropped once they are symbols (``words.data`` is empty after)."""
     _check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
     specials = _special_list(special_tokens)
     initial = _initial_chars(initial_alphabet)
@@ -219,6 +220,7 @@ def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
         kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
         starts = kept_before[starts]
         symbols = np.ascontiguousarray(symbols[kept])
+    words.data = np.empty(0, dtype=np.uint8)  # the symbols hold the words now: free the bytes before the engine runs
     types = WordTypes(symbols, starts, words.counts)
     merges, _ = train_merges(types, texts, vocab_size, min_frequency=min_frequency,
                                     max_token_length=max_token_length, progress=progress)

@@ -55,16 +55,16 @@ def _row(index, rows, n_pairs, key):
 @_njit
 def _compacted(positions, entries, heap, size, needed):
     """The words of the ``size`` entries on the heap copied into a new arena with room for
-    ``needed`` more and a quarter as much again; the entries' starts updated. Returns (arena,
+    ``needed`` more and an eighth as much again; the entries' starts updated. Returns (arena,
     its used size)."""
     live = 0
     for i in range(size):
-        live += entries[heap[i], q.LENGTH]
-    fresh = np.empty(max((live + needed) * 5 // 4, 1024), dtype=np.int32)
+        live += q.length_of(entries, heap[i])
+    fresh = np.empty(max((live + needed) * 9 // 8, 1024), dtype=np.int32)
     used = 0
     for i in range(size):
         e = heap[i]
-        start, length = entries[e, q.START], entries[e, q.LENGTH]
+        start, length = entries[e, q.START], q.length_of(entries, e)
         fresh[used:used + length] = positions[start:start + length]
         entries[e, q.START] = used
         used += length
@@ -130,7 +130,7 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
         n_positions += nwords[row]
         nwords[row] = 0  # refilled below
         last[row] = -1
-    positions = np.empty(max(n_positions * 5 // 4, 1024), dtype=np.int32)
+    positions = np.empty(max(n_positions * 9 // 8, 1024), dtype=np.int32)
     for w in range(n_words):
         for i in range(starts[w], starts[w + 1] - 1):
             row = pt.find(index, rows, pt.pack(symbols[i], symbols[i + 1]))
@@ -149,9 +149,8 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
             e = n_entries
             n_entries += 1
             entries[e, q.COUNT] = rows[row, pt.COUNT]
-            entries[e, q.ROW] = row
             entries[e, q.START] = first[row]
-            entries[e, q.LENGTH] = nwords[row]
+            entries[e, q.ROW_LENGTH] = (row << 32) | nwords[row]
             q.push(heap, size, entries, rows, e, tie)
             size += 1
     nwords = np.empty(0, dtype=np.int64)  # freed
@@ -173,7 +172,7 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
     while n_tokens < vocab_size and size > 0:
         e = q.pop(heap, size, entries, rows, tie)
         size -= 1
-        row = entries[e, q.ROW]
+        row = q.row_of(entries, e)
         current = rows[row, pt.COUNT]
         if entries[e, q.COUNT] != current:  # stale: back with the current count (HF's `as u64`)
             entries[e, q.COUNT] = current
@@ -198,7 +197,7 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
         epoch += 1
         n_touched = 0
         n_events = 0
-        first_k, end_k = entries[e, q.START], entries[e, q.START] + entries[e, q.LENGTH]
+        first_k, end_k = entries[e, q.START], entries[e, q.START] + q.length_of(entries, e)
         for k in range(first_k, end_k):
             # the words ahead: their row of ``meta`` some visits before, their symbols after
             if k + 2 * AHEAD < end_k:
@@ -256,9 +255,8 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
             if state[code, GAINED] > 0 and rows[changed, pt.COUNT] > 0:
                 e, entries, heap, free, n_free, n_entries = _new_entry(entries, heap, free, n_free, n_entries)
                 entries[e, q.COUNT] = rows[changed, pt.COUNT]
-                entries[e, q.ROW] = changed
                 entries[e, q.START] = n_positions
-                entries[e, q.LENGTH] = 0  # filled below
+                entries[e, q.ROW_LENGTH] = changed << 32  # its words: counted in below
                 n_positions += state[code, GAINED]
                 state[code, PLACE] = e
             else:
@@ -266,8 +264,8 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
         for i in range(n_events):
             e = state[events[i, 0], PLACE]
             if e >= 0:
-                positions[entries[e, q.START] + entries[e, q.LENGTH]] = events[i, 1]
-                entries[e, q.LENGTH] += 1
+                positions[entries[e, q.START] + q.length_of(entries, e)] = events[i, 1]
+                entries[e, q.ROW_LENGTH] += 1
         for t in range(n_touched):
             e = state[touched[t], PLACE]
             if e >= 0:

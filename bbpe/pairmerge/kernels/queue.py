@@ -15,8 +15,10 @@ from bbpe.kernels.support import _inline
 
 from .pair_table import KEY
 
-COUNT, ROW, START, LENGTH = 0, 1, 2, 3  # the columns of an entry
-WIDTH = 4
+# the columns of an entry: the count it was made with, where its words start in the arena,
+# and its pair's row and how many words it holds, as row << 32 | words
+COUNT, START, ROW_LENGTH = 0, 1, 2
+WIDTH = 3
 TIE_IDS, TIE_FIRST_SEEN = 0, 1
 _SIGN = np.int64(-0x8000000000000000)
 
@@ -28,13 +30,23 @@ def unsigned_less(a, b):
 
 
 @_inline
+def row_of(entries, e):
+    return entries[e, ROW_LENGTH] >> 32
+
+
+@_inline
+def length_of(entries, e):
+    return entries[e, ROW_LENGTH] & 0xFFFFFFFF
+
+
+@_inline
 def _before(entries, rows, x, y, tie):
     cx, cy = entries[x, COUNT], entries[y, COUNT]
     if cx != cy:
         return unsigned_less(cy, cx)
     if tie == TIE_IDS:
-        return rows[entries[x, ROW], KEY] < rows[entries[y, ROW], KEY]
-    return entries[x, ROW] < entries[y, ROW]
+        return rows[row_of(entries, x), KEY] < rows[row_of(entries, y), KEY]
+    return row_of(entries, x) < row_of(entries, y)
 
 
 @_inline
