@@ -62,27 +62,20 @@ def pre_tokenizer_pattern(pre_tokenizer: str) -> str:
 
 
 class WordCounter:
-    """Counts the pre-tokenized words of texts under one pattern: files with a compiled
-    pre-tokenizer on threads, into a word table (bbpe.pairmerge.counting); texts, and any
-    pattern that only the ``regex`` package runs, in a dict."""
+    """Counts the pre-tokenized words of texts under one of the compiled pre-tokenizers:
+    files on threads, into a word table (bbpe.pairmerge.counting); texts one by one, into a
+    dict."""
 
     def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
         self.pid = pt.compiled_pattern(pattern)
-        self._regex = None
-        if not self.pid:
-            import regex  # type: ignore[import-untyped]
-
-            self._regex = regex.compile(pattern)
+        if not self.pid:  # pre_tokenizer_pattern gives only patterns that a scanner runs
+            raise ValueError(f"no compiled pre-tokenizer runs the pattern {pattern!r}")
         self.counts: Counter[bytes] = Counter()
         self.table = WordTable()
 
     def add(self, text: bytes) -> None:
         """Counts one text (UTF-8), split whole."""
-        if self._regex is None:
-            self.counts.update(pt.split(text, self.pid))
-        else:
-            self.counts.update(piece.encode("utf-8") for piece in self._regex.findall(text.decode("utf-8")))
+        self.counts.update(pt.split(text, self.pid))
 
     def _piece_ends(self, data: np.ndarray, start: int, stop: int, out: np.ndarray) -> int:
         return pt.line_piece_ends(data, start, stop, self.pid, out)
@@ -97,19 +90,9 @@ class WordCounter:
         if valid < len(raw):
             raise ValueError(f"{name}: byte {valid}: not UTF-8 (the byte {raw[valid]:#04x} starts no char "
                              "or its char is cut)")
-        data = np.frombuffer(raw, dtype=np.uint8)
         report = None if progress is None else (lambda at: progress("scan", done + at, total))
-        if self._regex is None:
-            count_words(self.table, data, self._piece_ends, progress=report)
-        else:
-            text = raw
-            start = 0
-            while start < len(text):
-                end = text.find(b"\n", start)
-                end = len(text) if end < 0 else end + 1
-                self.add(text[start:end])
-                start = end
-        return done + len(data)
+        count_words(self.table, np.frombuffer(raw, dtype=np.uint8), self._piece_ends, progress=report)
+        return done + len(raw)
 
     def words(self) -> WordBytes:
         """What was counted, as arrays (the dict's words after the table's)."""
