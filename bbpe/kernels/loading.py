@@ -10,8 +10,10 @@ package and of ``support`` (``jit_cache_dir``), and an edit anywhere starts a fr
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import sys
 from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 
@@ -36,7 +38,7 @@ def jit_cache_dir(package_dir: str) -> str:
     return os.path.join(os.path.expanduser("~"), ".cache", "bbpe", tag)
 
 
-def jit_kernels(package: str, package_dir: str, modules: tuple[str, ...]) -> SimpleNamespace:
+def jit_kernels_of(package: str, package_dir: str, modules: tuple[str, ...]) -> SimpleNamespace:
     """Every kernel of ``package`` through numba's JIT, by name. numba reads its cache
     directory when a function is decorated, so it is set while the modules are imported
     and put back after: other numba code in the process keeps its own."""
@@ -63,3 +65,24 @@ def load(package: str, extension: str, jit: Callable[[], SimpleNamespace]) -> tu
         except ImportError:
             pass
     return jit(), False
+
+
+def kernel_package(package: str, package_dir: str, modules: tuple[str, ...],
+                   extension: str) -> tuple[Callable[[], SimpleNamespace], Callable[[str], object]]:
+    """A kernel package's ``jit_kernels()`` (every kernel through the JIT, made once) and
+    its module ``__getattr__``, which loads ``kernels`` and ``AHEAD_OF_TIME`` on first use:
+    importing a module of the package for its constants loads no kernels, and ``import
+    bbpe`` none."""
+
+    @functools.cache
+    def jit_kernels() -> SimpleNamespace:
+        return jit_kernels_of(package, package_dir, modules)
+
+    def __getattr__(name: str) -> object:
+        if name in ("kernels", "AHEAD_OF_TIME"):
+            module = sys.modules[package]
+            module.kernels, module.AHEAD_OF_TIME = load(package, extension, jit_kernels)  # type: ignore[attr-defined]
+            return getattr(module, name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return jit_kernels, __getattr__

@@ -8,7 +8,6 @@ queue and its order), ``tokens`` (what each token spells; the token a merge make
 
 from __future__ import annotations
 
-import functools
 import os
 from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING
@@ -22,18 +21,4 @@ if TYPE_CHECKING:
     AHEAD_OF_TIME: bool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-@functools.cache
-def jit_kernels() -> SimpleNamespace:
-    """Every kernel through numba's JIT, by name."""
-    return loading.jit_kernels(__name__, HERE, MODULES)
-
-
-def __getattr__(name: str) -> object:
-    """``kernels`` and ``AHEAD_OF_TIME``, loaded on first use."""
-    if name in ("kernels", "AHEAD_OF_TIME"):
-        global kernels, AHEAD_OF_TIME
-        kernels, AHEAD_OF_TIME = loading.load(__name__, MODULE, jit_kernels)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+jit_kernels, __getattr__ = loading.kernel_package(__name__, HERE, MODULES, MODULE)

@@ -21,7 +21,6 @@ results; tests run both.
 
 from __future__ import annotations
 
-import functools
 import os
 from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING
@@ -35,21 +34,4 @@ if TYPE_CHECKING:
     AHEAD_OF_TIME: bool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-@functools.cache
-def jit_kernels() -> SimpleNamespace:
-    """Every kernel through numba's JIT, by name (what ``kernels`` is without the compiled
-    extension; the tests compare the two)."""
-    return loading.jit_kernels(__name__, HERE, MODULES)
-
-
-def __getattr__(name: str) -> object:
-    """``kernels`` and ``AHEAD_OF_TIME``, loaded on first use: importing a module of the
-    package for its constants (``tables``: ``bbpe.xbbpe.vocab`` takes ``KEY_BYTES`` from
-    there) loads no kernels, and ``import bbpe`` none."""
-    if name in ("kernels", "AHEAD_OF_TIME"):
-        global kernels, AHEAD_OF_TIME
-        kernels, AHEAD_OF_TIME = loading.load(__name__, MODULE, jit_kernels)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+jit_kernels, __getattr__ = loading.kernel_package(__name__, HERE, MODULES, MODULE)
