@@ -175,3 +175,19 @@ def test_word_counts_equal_a_counter(threads):
         got = {arena[starts[i]:starts[i + 1]].tobytes(): int(counts[i]) for i in range(len(counts))}
         assert got == dict(expected)
         assert list(got) == list(expected)
+
+
+def test_many_first_tokens():
+    """Past DENSE_FIRST_TOKENS first tokens the first pair count looks pairs up in the hash
+    index instead of the dense square: the same merges."""
+    from bbpe.pairmerge.kernels.merge_loop import DENSE_FIRST_TOKENS
+
+    rng = random.Random(5)
+    for n in (DENSE_FIRST_TOKENS - 1, DENSE_FIRST_TOKENS + 100):
+        tokens = [chr(0x4E00 + i) for i in range(n)]
+        words = [[rng.randrange(n) if rng.random() < 0.3 else rng.randrange(12) for _ in range(rng.randint(1, 9))]
+                 for _ in range(300)]
+        counts = [rng.randint(1, 4) for _ in words]
+        case = {"words": words, "counts": counts, "tokens": tokens, "vocab_size": n + 60, "min_frequency": 0,
+                "max_token_length": None}
+        assert _engine(case, "ids")[0] == _reference(case, "ids")

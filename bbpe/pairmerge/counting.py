@@ -113,6 +113,9 @@ def count_words(table: WordTable, data: np.ndarray, piece_ends: PieceEnds, threa
         return part
 
     for part in on_threads(run, len(parts)):
-        table.add(part)
+        if len(table) == 0:  # the first part's table becomes the table: nothing to add up
+            table.index, table.words, table.arena, table.sizes = part.index, part.words, part.arena, part.sizes
+        else:
+            table.add(part)
     if progress is not None:
         progress(len(data))

@@ -33,6 +33,7 @@ from .tokens import merged_token, token_tables
 
 START, SIZE, COUNT = 0, 1, 2  # a word's columns
 AHEAD = 8  # how many words or pairs ahead the loops ask for what they will read (prefetch)
+DENSE_FIRST_TOKENS = 2048  # the first pair count looks rows up in a square of up to 16 MB
 MARK, DELTA, GAINED, LAST, PLACE = 0, 1, 2, 3, 4  # a change code's columns (PLACE: its row, then its entry)
 from . import words
 
@@ -105,15 +106,27 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
         meta[w, COUNT] = counts[w]
         longest = max(longest, meta[w, SIZE])
 
-    # 1. the pair count, and the words of each pair (``nwords``, ``last``: per row)
+    # 1. the pair count, and the words of each pair (``nwords``, ``last``: per row). The
+    # words hold only the first tokens, so a pair's row is looked up in a dense square of
+    # them when that is small (bytes and chars: up to a few thousand tokens), which costs
+    # an array read where the hash index costs a probe
     rows = np.empty((1024, pt.WIDTH), dtype=np.int64)
     index = np.full(2048, pt.EMPTY, dtype=np.int32)
     n_pairs = 0
     nwords = np.zeros(1024, dtype=np.int64)
     last = np.full(1024, -1, dtype=np.int64)
+    first_tokens = np.int64(len(content_starts) - 1)
+    dense = np.full(first_tokens * first_tokens if first_tokens <= DENSE_FIRST_TOKENS else 0, -1, dtype=np.int32)
     for w in range(n_words):
         for i in range(starts[w], starts[w + 1] - 1):
-            row, index, rows, n_pairs = _row(index, rows, n_pairs, pt.pack(symbols[i], symbols[i + 1]))
+            if len(dense):
+                cell = symbols[i] * first_tokens + symbols[i + 1]
+                row = np.int64(dense[cell])
+                if row < 0:
+                    row, index, rows, n_pairs = _row(index, rows, n_pairs, pt.pack(symbols[i], symbols[i + 1]))
+                    dense[cell] = row
+            else:
+                row, index, rows, n_pairs = _row(index, rows, n_pairs, pt.pack(symbols[i], symbols[i + 1]))
             rows[row, pt.COUNT] += counts[w]
             if row == len(nwords):
                 nwords = grown1(nwords, 0)
@@ -133,7 +146,10 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
     positions = np.empty(max(n_positions * 9 // 8, 1024), dtype=np.int32)
     for w in range(n_words):
         for i in range(starts[w], starts[w + 1] - 1):
-            row = pt.find(index, rows, pt.pack(symbols[i], symbols[i + 1]))
+            if len(dense):
+                row = np.int64(dense[symbols[i] * first_tokens + symbols[i + 1]])
+            else:
+                row = np.int64(pt.find(index, rows, pt.pack(symbols[i], symbols[i + 1])))
             if last[row] != w:
                 last[row] = w
                 positions[first[row] + nwords[row]] = w
@@ -156,6 +172,7 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
     nwords = np.empty(0, dtype=np.int64)  # freed
     last = np.empty(0, dtype=np.int64)
     first = np.empty(0, dtype=np.int64)
+    dense = np.empty(0, dtype=np.int32)
 
     # 2. the merges. A merge's changes add up by change code (words.py): its delta, the
     # words it gained in, in arrays indexed by the code; ``touched`` lists the codes in the
