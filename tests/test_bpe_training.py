@@ -288,3 +288,17 @@ def test_cli_errors(tmp_path):
         r = _cli(*args)
         assert r.returncode != 0 and message in r.stderr, (args, r.stderr)
     assert not (tmp_path / "x.tsv").exists() and not (tmp_path / "tokenizer.json").exists()
+
+
+def test_limit_alphabet_ties():
+    """At a limit inside a run of chars of equal count HF keeps some of them in hash-map
+    order (another set on each run); bbpe keeps the smaller code points, and HF's kept
+    chars are always from that run."""
+    texts = ["abcdefghij", "abcdefghij", "klmnopqrst"]  # k..t seen once each: 3 of them fit
+    ours = bbpe.BPE.train_from_iterator(texts, vocab_size=40, limit_alphabet=13, initial_alphabet=[],
+                                        show_progress=False)
+    assert sorted(c for c in ours.get_vocab() if len(c) == 1) == list("abcdefghijklm")
+    tok = _hf_tokenizer("byte_level")
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=40, limit_alphabet=13, show_progress=False))
+    kept = {c for c in json.loads(tok.to_str())["model"]["vocab"] if len(c) == 1}
+    assert set("abcdefghij") <= kept and len(kept - set("abcdefghij")) == 3 and kept <= set("abcdefghijklmnopqrst")

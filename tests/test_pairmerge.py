@@ -91,10 +91,19 @@ def test_progress_reports_tokens_added():
     assert [r[1] for r in reports] == sorted(r[1] for r in reports)
 
 
-def test_bad_tie_rule():
+def test_bad_input():
+    """What the kernels would read out of bounds is refused first."""
     words = WordTypes.from_lists([[0, 1]], [1])
     with pytest.raises(ValueError, match="tie"):
         train_merges(words, ["a", "b"], 10, tie="largest")
+    for lists, counts, match in (([[0, 2]], [1], "symbol 2"), ([[0, -1]], [1], "symbol -1"),
+                                 ([[0, 1]], [0], "count 0"), ([[0, 1]], [1, 2], "2 counts for 1")):
+        with pytest.raises(ValueError, match=match):
+            train_merges(WordTypes.from_lists(lists, counts), ["a", "b"], 10)
+    broken = WordTypes.from_lists([[0, 1], [1]], [1, 1])
+    broken.starts[1] = 5
+    with pytest.raises(ValueError, match="starts"):
+        train_merges(broken, ["a", "b"], 10)
 
 
 def test_jit_kernels_agree_with_compiled_ones():

@@ -36,6 +36,21 @@ class WordTypes:
     def __len__(self) -> int:
         return len(self.starts) - 1
 
+    def check(self, n_tokens: int) -> None:
+        """ValueError unless these are words the kernels can take (they trust their input):
+        starts from 0 to the symbols' end, never going back; symbols ids of the ``n_tokens``
+        first tokens; counts of at least 1."""
+        starts, symbols, counts = self.starts, self.symbols, self.counts
+        if len(starts) == 0 or starts[0] != 0 or starts[-1] != len(symbols) or (np.diff(starts) < 0).any():
+            raise ValueError("words: starts must go from 0 to the number of symbols without going back")
+        if len(counts) != len(self):
+            raise ValueError(f"words: {len(counts)} counts for {len(self)} words")
+        if len(counts) and counts.min() < 1:
+            raise ValueError(f"words: word {int(np.argmin(counts))} has the count {int(counts.min())} (at least 1)")
+        if len(symbols) and (symbols.min() < 0 or symbols.max() >= n_tokens):
+            bad = int(symbols.min()) if symbols.min() < 0 else int(symbols.max())
+            raise ValueError(f"words: the symbol {bad} is not one of the {n_tokens} first tokens' ids")
+
 
 def spellings(tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(code points, starts): what each token spells, as the kernel takes it."""
@@ -60,6 +75,10 @@ def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, mi
 
     if tie not in TIES:
         raise ValueError(f"tie: {tie!r} is not one of {sorted(TIES)}")
+    words.symbols = np.ascontiguousarray(words.symbols, dtype=np.int32)
+    words.starts = np.ascontiguousarray(words.starts, dtype=np.int64)
+    words.counts = np.ascontiguousarray(words.counts, dtype=np.int64)
+    words.check(len(tokens))
     content, starts = spellings(tokens)
     state = np.array([0, len(tokens)], dtype=np.int64)  # merges made, tokens: the kernel updates them
     limit = NO_LIMIT if max_token_length is None else int(max_token_length)
