@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SONG100, TANG300
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bbpe
 from bbpe.bpe import _pretokenize as pt
@@ -302,3 +304,21 @@ def test_limit_alphabet_ties():
     tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=40, limit_alphabet=13, show_progress=False))
     kept = {c for c in json.loads(tok.to_str())["model"]["vocab"] if len(c) == 1}
     assert set("abcdefghij") <= kept and len(kept - set("abcdefghij")) == 3 and kept <= set("abcdefghijklmnopqrst")
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(list("ab c\n\t'sS1中文。😀é") + ["\r\n", "  "]), max_size=30)
+                      .map("".join), max_size=25),
+       vocab_size=st.integers(250, 330), min_frequency=st.sampled_from([0, 0, 2]),
+       pre_tokenizer=st.sampled_from(PRE_TOKENIZERS))
+def test_generated_texts(texts, vocab_size, min_frequency, pre_tokenizer):
+    """train_from_iterator on any texts (empty ones, whitespace runs, CRLF, contractions)
+    makes HF's vocabulary and merges."""
+    ours = bbpe.BPE.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=min_frequency,
+                                        pre_tokenizer=pre_tokenizer, show_progress=False)
+    tok = _hf_tokenizer(pre_tokenizer)
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                                       show_progress=False))
+    expected = _model(json.loads(tok.to_str()))
+    assert _model(json.loads(ours.to_bytes(format="json"))) == expected
