@@ -57,8 +57,8 @@ def _model(document: dict) -> tuple[dict, list]:
 
 
 def assert_same(ours: bbpe.BPE, theirs: Tokenizer, lines: list[str], tmp_path: Path) -> None:
-    """Same vocabulary and merges in the saved files, same ids on every line, and bbpe's
-    file loads in HF to the same ids."""
+    """Same vocabulary and merges in the saved files, same ids on every line; bbpe's file
+    loads in HF, and HF's in bbpe, to the same ids."""
     path = tmp_path / "bbpe.json"
     ours.save(path)
     saved = json.loads(path.read_text(encoding="utf-8"))
@@ -69,10 +69,14 @@ def assert_same(ours: bbpe.BPE, theirs: Tokenizer, lines: list[str], tmp_path: P
     assert merges == hf_merges
     assert [t["content"] for t in saved["added_tokens"]] == [t["content"] for t in expected["added_tokens"]]
     loaded = Tokenizer.from_file(str(path))
+    hf_path = tmp_path / "hf.json"
+    theirs.save(str(hf_path))
+    hf_file = bbpe.load(hf_path)  # HF's own file, read by bbpe
     for line in lines:
         ids = theirs.encode(line).ids
         assert ours.encode(line) == ids, line
         assert loaded.encode(line).ids == ids, line
+        assert hf_file.encode(line) == ids, line
 
 
 def _lines(path: Path, limit: int | None = None) -> list[str]:
