@@ -86,7 +86,7 @@ def test_progress_reports_tokens_added():
     reports = []
     words = WordTypes.from_lists(case["words"], case["counts"])
     _, n_tokens = train_merges(words, case["tokens"], 100, progress=lambda *r: reports.append(r))
-    assert reports[0] == ("merge", 0, 97)
+    assert reports[0] == ("merge", 0, 7)  # the most tokens 7 symbols can make, not vocab_size's 97
     assert reports[-1] == ("merge", n_tokens - 3, n_tokens - 3)
     assert [r[1] for r in reports] == sorted(r[1] for r in reports)
 
@@ -200,3 +200,11 @@ def test_many_first_tokens():
         case = {"words": words, "counts": counts, "tokens": tokens, "vocab_size": n + 60, "min_frequency": 0,
                 "max_token_length": None}
         assert _engine(case, "ids")[0] == _reference(case, "ids")
+
+
+def test_vocab_size_far_past_the_words():
+    """A vocab_size no corpus can reach sizes nothing by it: training runs until no pair
+    is left, as HF's does."""
+    words = WordTypes.from_lists([[0, 1, 0, 1, 2], [2, 2]], [3, 1])
+    merges, n_tokens = train_merges(words, ["a", "b", "c"], (1 << 31) - 1)
+    assert n_tokens == 3 + len(merges) and len(merges) >= 2

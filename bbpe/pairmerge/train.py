@@ -86,7 +86,7 @@ def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, mi
             TIES[tie], state)
     if progress is None:
         return K.train_merges(*args)
-    total = max(int(vocab_size) - len(tokens), 0)
+    total = max(min(int(vocab_size), len(tokens) + len(words.symbols)) - len(tokens), 0)  # the kernel's limit
     progress("merge", 0, total)
     result: list = []
 

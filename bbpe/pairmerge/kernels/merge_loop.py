@@ -94,7 +94,10 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
     (a, b, new token), the number of tokens)."""
     n_words = len(starts) - 1
     n_tokens = len(content_starts) - 1
-    capacity = max(vocab_size, n_tokens) + 1
+    # each new token merges at least one occurrence away, so the words' symbols bound the
+    # tokens there can be, whatever vocab_size asks (the tables are sized by it)
+    limit = min(vocab_size, n_tokens + len(symbols))
+    capacity = max(limit, n_tokens) + 1
     lengths, hashes, powers, begin, arena, used, token_index = token_tables(content, content_starts, capacity)
     # each word's start, length (which falls as it merges) and count, side by side: a merge
     # reads all three of each word it visits
@@ -186,7 +189,7 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
     merges = np.empty((1024, 3), dtype=np.int64)
     n_merges = 0
     epoch = np.int64(0)
-    while n_tokens < vocab_size and size > 0:
+    while n_tokens < limit and size > 0:
         e = q.pop(heap, size, entries, rows, tie)
         size -= 1
         row = q.row_of(entries, e)
