@@ -326,3 +326,20 @@ def test_generated_texts(texts, vocab_size, min_frequency, pre_tokenizer):
                                                        show_progress=False))
     expected = _model(json.loads(tok.to_str()))
     assert _model(json.loads(ours.to_bytes(format="json"))) == expected
+
+
+def test_options_as_iterators_and_checked_first():
+    """special_tokens and initial_alphabet may be iterators (read once); bad options fail
+    before the corpus is read."""
+    texts = ["abcabc ab\n"] * 5
+    lists = bbpe.BPE.train_from_iterator(texts, vocab_size=300, special_tokens=["<s>"], initial_alphabet=list("abc"),
+                                         show_progress=False)
+    assert bbpe.BPE.train_from_iterator(texts, vocab_size=300, special_tokens=iter(["<s>"]),
+                                        initial_alphabet=iter("abc"), show_progress=False) == lists
+
+    def never_read():
+        raise AssertionError("the texts were read before the options were checked")
+        yield "x"
+
+    with pytest.raises(ValueError, match="vocab_size"):
+        bbpe.BPE.train_from_iterator(never_read(), vocab_size=-5, show_progress=False)

@@ -206,7 +206,7 @@ def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
     words.data = np.empty(0, dtype=np.uint8)  # the symbols hold the words now: free the bytes before the engine runs
     types = WordTypes(symbols, starts, words.counts)
     merges, _ = train_merges(types, texts, vocab_size, min_frequency=min_frequency,
-                                    max_token_length=max_token_length, progress=progress)
+                             max_token_length=max_token_length, progress=progress)
     for a, b, new in merges.tolist():
         if new == len(texts):
             texts.append(texts[a] + texts[b])
@@ -256,6 +256,11 @@ def train(sources: Any, *, source: str, vocab_size: int, pre_tokenizer: str = "b
     """Counts the words of ``sources`` (``source``: "files", "texts" or "counts", which are
     counted already) and trains on them, with progress bars or the caller's callback."""
     pattern = pre_tokenizer_pattern(pre_tokenizer)
+    # the options are checked before the corpus is read, not after
+    _check_options(vocab_size, options.get("min_frequency", 0), options.get("limit_alphabet"),
+                   options.get("max_token_length"))
+    options["special_tokens"] = _special_list(options.get("special_tokens"))  # iterators read once, here
+    options["initial_alphabet"] = _initial_chars(options.get("initial_alphabet"))
     report, close = progress_callback(show_progress)
     try:
         if source == "counts":
