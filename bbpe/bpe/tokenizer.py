@@ -109,10 +109,9 @@ class BPE(Tokenizer):
         The other arguments are BpeTrainer's. Each line of a file is one text.
         ``memory_check``: refuse (InsufficientMemoryError) a corpus that would likely not
         fit in the memory available."""
-        return cls(training.train(files, source="files", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
-                                  show_progress=show_progress, memory_check=memory_check, min_frequency=min_frequency,
-                                  special_tokens=special_tokens, limit_alphabet=limit_alphabet,
-                                  initial_alphabet=initial_alphabet, max_token_length=max_token_length))
+        settings = training.Settings.checked(vocab_size, min_frequency, special_tokens, limit_alphabet,
+                                             initial_alphabet, max_token_length)
+        return cls(training.train(files, "files", settings, pre_tokenizer, show_progress, memory_check))
 
     @classmethod
     def train_from_iterator(cls, texts: Iterable[str], *, vocab_size: int = 30000, min_frequency: int = 0,
@@ -121,10 +120,9 @@ class BPE(Tokenizer):
                             pre_tokenizer: str = "byte_level",
                             show_progress: bool | Callable[..., None] = True) -> BPE:
         """``train`` on texts (str), each one text as HF's ``train_from_iterator`` takes it."""
-        return cls(training.train(texts, source="texts", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
-                                  show_progress=show_progress, min_frequency=min_frequency,
-                                  special_tokens=special_tokens, limit_alphabet=limit_alphabet,
-                                  initial_alphabet=initial_alphabet, max_token_length=max_token_length))
+        settings = training.Settings.checked(vocab_size, min_frequency, special_tokens, limit_alphabet,
+                                             initial_alphabet, max_token_length)
+        return cls(training.train(texts, "texts", settings, pre_tokenizer, show_progress))
 
     @classmethod
     def train_from_counts(cls, counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]], *,
@@ -136,10 +134,9 @@ class BPE(Tokenizer):
         as byte-level text, ``"Ġhello"``, or as bytes): the same tokenizer as training on the
         text those counts came from with the same ``pre_tokenizer`` (which the tokenizer
         keeps, to split the texts it encodes)."""
-        return cls(training.train(counts, source="counts", vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
-                                  show_progress=show_progress, min_frequency=min_frequency,
-                                  special_tokens=special_tokens, limit_alphabet=limit_alphabet,
-                                  initial_alphabet=initial_alphabet, max_token_length=max_token_length))
+        settings = training.Settings.checked(vocab_size, min_frequency, special_tokens, limit_alphabet,
+                                             initial_alphabet, max_token_length)
+        return cls(training.train(counts, "counts", settings, pre_tokenizer, show_progress))
 
     @staticmethod
     def count_words(files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,

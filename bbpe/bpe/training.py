@@ -25,16 +25,17 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..common._fast import utf8_valid_prefix
 from ..common.files import write_file
-from ..common.progress import progress_callback
-from ..common.resources import check_training_memory
+from ..common.progress import stages
+from ..common.resources import MemoryGuard, check_training_memory
 from ..errors import FormatError
-from ..pairmerge.counting import WordTable, count_words
+from ..pairmerge.counting import WordTable, count_words, flat_words
 from ..pairmerge.train import WordTypes, train_merges
 from . import _pretokenize as pt
 from .byte_level import ALPHABET, BYTE_CHARS, decoded_bytes, to_bytes, to_text
@@ -111,33 +112,50 @@ def _alphabet(char_counts: Mapping[str, int], limit_alphabet: int | None) -> lis
     return sorted(kept)
 
 
-def _check_options(vocab_size: Any, min_frequency: Any, limit_alphabet: Any, max_token_length: Any) -> None:
-    for name, value, smallest, optional in (("vocab_size", vocab_size, 0, False),
-                                            ("min_frequency", min_frequency, 0, False),
-                                            ("limit_alphabet", limit_alphabet, 0, True),
-                                            ("max_token_length", max_token_length, 0, True)):
-        if value is None and optional:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if value < smallest or value >= 1 << 31:
-            raise ValueError(f"{name}: {value} is out of range (0 to 2**31 - 1)")
+@dataclass(frozen=True)
+class Settings:
+    """BpeTrainer's settings, checked (``checked``): ``special_tokens`` and
+    ``initial_alphabet`` as tuples (an iterator given for either is read once), the
+    initial alphabet all 256 byte-level chars by default (HF's ``ByteLevelBPETokenizer``
+    trains with ``ByteLevel.alphabet()``)."""
+
+    vocab_size: int
+    min_frequency: int = 0
+    special_tokens: tuple[str, ...] = ()
+    limit_alphabet: int | None = None
+    initial_alphabet: tuple[str, ...] = BYTE_CHARS
+    max_token_length: int | None = None
+
+    @classmethod
+    def checked(cls, vocab_size: Any, min_frequency: Any = 0, special_tokens: Iterable[str] | None = None,
+                limit_alphabet: Any = None, initial_alphabet: Iterable[str] | None = None,
+                max_token_length: Any = None) -> Settings:
+        for name, value, optional in (("vocab_size", vocab_size, False), ("min_frequency", min_frequency, False),
+                                      ("limit_alphabet", limit_alphabet, True),
+                                      ("max_token_length", max_token_length, True)):
+            if value is None and optional:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+            if not 0 <= value < 1 << 31:
+                raise ValueError(f"{name}: {value} is out of range (0 to 2**31 - 1)")
+        return cls(vocab_size, min_frequency, _special_tuple(special_tokens), limit_alphabet,
+                   _initial_chars(initial_alphabet), max_token_length)
 
 
-def _special_list(special_tokens: Iterable[str] | None) -> list[str]:
-    specials = [] if special_tokens is None else [special_tokens] if isinstance(special_tokens, str) else list(special_tokens)
+def _special_tuple(special_tokens: Iterable[str] | None) -> tuple[str, ...]:
+    specials = () if special_tokens is None else (special_tokens,) if isinstance(special_tokens, str) else \
+        tuple(special_tokens)
     for i, token in enumerate(specials):
         if not isinstance(token, str) or not token:
             raise ValueError(f"special_tokens[{i}]: {token!r} is not a non-empty str")
     return specials
 
 
-def _initial_chars(initial_alphabet: Iterable[str] | None) -> list[str]:
-    """The initial alphabet as byte-level chars: all 256 by default (HF's
-    ``ByteLevelBPETokenizer`` trains with ``ByteLevel.alphabet()``)."""
+def _initial_chars(initial_alphabet: Iterable[str] | None) -> tuple[str, ...]:
     if initial_alphabet is None:
-        return list(BYTE_CHARS)
-    chars = [initial_alphabet] if isinstance(initial_alphabet, str) else list(initial_alphabet)
+        return BYTE_CHARS
+    chars = (initial_alphabet,) if isinstance(initial_alphabet, str) else tuple(initial_alphabet)
     for c in chars:
         if not isinstance(c, str) or len(c) != 1:
             raise ValueError(f"initial_alphabet: {c!r} is not one char")
@@ -156,10 +174,7 @@ class WordBytes:
 
     @classmethod
     def from_counts(cls, counts: Mapping[bytes, int]) -> WordBytes:
-        starts = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, counts), dtype=np.int64, count=len(counts)), out=starts[1:])
-        return cls(np.frombuffer(b"".join(counts), dtype=np.uint8), starts,
-                   np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
+        return cls(*flat_words(counts))
 
     def byte_counts(self) -> np.ndarray:
         """How often each byte occurs, counted by the words' counts (int64 [256]), a slice
@@ -174,23 +189,19 @@ class WordBytes:
         return total
 
 
-def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
-                special_tokens: Iterable[str] | None = None, limit_alphabet: int | None = None,
-                initial_alphabet: Iterable[str] | None = None, max_token_length: int | None = None,
-                pattern: str = HF_BYTE_LEVEL_PATTERN, progress: Any = None) -> BpeSpec:
+def train_words(words: WordBytes, settings: Settings, pattern: str = HF_BYTE_LEVEL_PATTERN,
+                progress: Any = None) -> BpeSpec:
     """The spec of the BPE that HF's BpeTrainer makes from these counted words (counts >= 1).
     Their bytes are dropped once they are symbols (``words.data`` is empty after)."""
-    _check_options(vocab_size, min_frequency, limit_alphabet, max_token_length)
-    specials = _special_list(special_tokens)
-    initial = _initial_chars(initial_alphabet)
+    specials = list(settings.special_tokens)
     byte_counts = words.byte_counts()
-    seen = np.bincount(words.data, minlength=256) > 0
+    seen = byte_counts > 0  # (every count is at least 1)
     char_counts: dict[str, int] = {BYTE_CHARS[b]: int(byte_counts[b]) for b in np.flatnonzero(seen)}
-    for c in initial:
+    for c in settings.initial_alphabet:
         char_counts[c] = _INFINITE
     texts: list[str] = []
     ids: dict[str, int] = {}
-    for token in specials + _alphabet(char_counts, limit_alphabet):
+    for token in specials + _alphabet(char_counts, settings.limit_alphabet):
         if token not in ids:
             ids[token] = len(texts)
             texts.append(token)
@@ -205,8 +216,8 @@ def train_words(words: WordBytes, *, vocab_size: int, min_frequency: int = 0,
         symbols = np.ascontiguousarray(symbols[kept])
     words.data = np.empty(0, dtype=np.uint8)  # the symbols hold the words now: free the bytes before the engine runs
     types = WordTypes(symbols, starts, words.counts)
-    merges, _ = train_merges(types, texts, vocab_size, min_frequency=min_frequency,
-                             max_token_length=max_token_length, progress=progress)
+    merges, _ = train_merges(types, texts, settings.vocab_size, min_frequency=settings.min_frequency,
+                             max_token_length=settings.max_token_length, progress=progress)
     for a, b, new in merges.tolist():
         if new == len(texts):
             texts.append(texts[a] + texts[b])
@@ -251,34 +262,32 @@ def word_counts_from(counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[
     return out
 
 
-def train(sources: Any, *, source: str, vocab_size: int, pre_tokenizer: str = "byte_level",
-          show_progress: bool | Any = True, memory_check: bool = True, **options: Any) -> BpeSpec:
+def train(sources: Any, source: str, settings: Settings, pre_tokenizer: str = "byte_level",
+          show_progress: bool | Any = True, memory_check: bool = True) -> BpeSpec:
     """Counts the words of ``sources`` (``source``: "files", "texts" or "counts", which are
-    counted already) and trains on them, with progress bars or the caller's callback."""
+    counted already) and trains on them, with progress bars or the caller's callback; memory
+    that runs out is one InsufficientMemoryError naming the stage (``MemoryGuard``)."""
     pattern = pre_tokenizer_pattern(pre_tokenizer)
-    # the options are checked before the corpus is read, not after
-    _check_options(vocab_size, options.get("min_frequency", 0), options.get("limit_alphabet"),
-                   options.get("max_token_length"))
-    options["special_tokens"] = _special_list(options.get("special_tokens"))  # iterators read once, here
-    options["initial_alphabet"] = _initial_chars(options.get("initial_alphabet"))
-    report, close = progress_callback(show_progress)
-    try:
+    with stages(show_progress) as report, MemoryGuard(_sources_name(sources, source), report).watching() as guard:
         if source == "counts":
             words = WordBytes.from_counts(word_counts_from(sources))
         else:
             counter = WordCounter(pattern)
             if source == "files":
-                _count_files(counter, sources, report, memory_check)
+                _count_files(counter, sources, guard.progress, memory_check)
             else:
                 _count_texts(counter, sources)
             words = counter.words()
             del counter  # its tables: the arrays hold the words now
-        spec = train_words(words, vocab_size=vocab_size, pattern=pattern, progress=report, **options)
-        if report:
-            report.finish()
-        return spec
-    finally:
-        close()
+        return train_words(words, settings, pattern, guard.progress)
+
+
+def _sources_name(sources: Any, source: str) -> str:
+    """How an error names what was trained on."""
+    if source != "files":
+        return f"training on {source}"
+    paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    return os.fspath(paths[0]) + (f" and {len(paths) - 1} more" if len(paths) > 1 else "") if paths else "files"
 
 
 def _count_files(counter: WordCounter, files: Any, report: Any, memory_check: bool = True) -> None:
@@ -292,8 +301,8 @@ def _count_files(counter: WordCounter, files: Any, report: Any, memory_check: bo
     if memory_check:
         from ..pairmerge.kernels import AHEAD_OF_TIME
 
-        check_training_memory(os.fspath(paths[0]) + (f" and {len(paths) - 1} more" if len(paths) > 1 else ""),
-                              total, jit=not AHEAD_OF_TIME, per_byte=BYTES_PER_CORPUS_BYTE)
+        check_training_memory(_sources_name(paths, "files"), total, jit=not AHEAD_OF_TIME,
+                              per_byte=BYTES_PER_CORPUS_BYTE)
     done = 0
     if report:
         report("scan", 0, total)
@@ -322,13 +331,8 @@ def count_file_words(files: Any, pre_tokenizer: str = "byte_level", show_progres
     words as byte-level text (HF's form, ``"Ġhello"``), in the order first seen: what
     ``train_from_counts`` takes, to give what training on the files gives."""
     counter = WordCounter(pre_tokenizer_pattern(pre_tokenizer))
-    report, close = progress_callback(show_progress)
-    try:
+    with stages(show_progress) as report:
         _count_files(counter, files, report, memory_check=False)
-        if report:
-            report.finish()
-    finally:
-        close()
     words = counter.words()
     data = words.data.tobytes()
     starts = words.starts.tolist()
@@ -356,7 +360,7 @@ def read_counts(paths: Iterable[str | os.PathLike[str]]) -> Counter[bytes]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as err:
             raise ValueError(f"{name}: byte {err.start}: not UTF-8") from None
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.removesuffix("\n").split("\n") if text else [], 1):
             word, tab, count = line.partition("\t")
             if not tab or not count.isdigit() or not word:
                 raise ValueError(f"{name}: line {number}: {line[:60]!r} is not word<TAB>count")

@@ -24,7 +24,8 @@ say total 0 for no limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 ProgressFn = Callable[[str, int, int | None], None]  # the caller's callback: the contract above
 
@@ -124,13 +125,22 @@ class ProgressBars:
         self._stage = ""
 
 
-def progress_callback(progress: bool | ProgressFn | None) -> tuple[Stages | None, Callable[[], None]]:
-    """(the trainer's ProgressFn or None, a function to call at the end, whatever happened)
-    for the ``progress=`` argument: bars for True, the caller's callable, or nothing. The
-    run calls ``finish()`` on the first once it is through."""
+@contextmanager
+def stages(progress: bool | ProgressFn | None) -> Iterator[Stages | None]:
+    """The trainer's ProgressFn (None for none) for the ``progress=`` argument: bars for
+    True, the caller's callable, or nothing. A run that goes through ends with ``finish()``
+    (the stages that never started, the end of the last); the bars close whatever happens."""
     if progress is True:
         bars = ProgressBars()
-        return Stages(bars), bars.close
-    if callable(progress):
-        return Stages(progress), lambda: None
-    return None, lambda: None
+        report, close = Stages(bars), bars.close
+    elif callable(progress):
+        report, close = Stages(progress), None
+    else:
+        report, close = None, None
+    try:
+        yield report
+        if report is not None:
+            report.finish()
+    finally:
+        if close is not None:
+            close()

@@ -9,12 +9,13 @@ order they first occur, whatever the threads' timing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from ..common.resources import training_threads
 from ..common.threads import on_threads
+from .train import offsets
 
 PieceEnds = Callable[[np.ndarray, int, int, np.ndarray], int]  # (data, start, stop, out) -> ends written
 BLOCK = 1 << 20  # the most piece ends asked for at a time (8 MB of them)
@@ -50,17 +51,13 @@ class WordTable:
         self.index, self.words, self.arena = self._k.merge_tables(self.index, self.words, self.arena, self.sizes,
                                                                  other.words, other.arena, len(other))
 
-    def add_counts(self, counts: dict[bytes, int]) -> None:
+    def add_counts(self, counts: Mapping[bytes, int]) -> None:
         """Adds words counted elsewhere (a dict of bytes to counts), in its order."""
+        arena, starts, word_counts = flat_words(counts)
         other = WordTable()
-        starts = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, counts), dtype=np.int64, count=len(counts)), out=starts[1:])
-        other.arena = np.frombuffer(b"".join(counts), dtype=np.uint8).copy()
-        other.words = np.empty((len(counts), 4), dtype=np.int64)
-        other.words[:, 1] = starts[:-1]
-        other.words[:, 2] = np.diff(starts)
-        other.words[:, 3] = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-        other.words[:, 0] = self._k.word_hashes(other.arena, starts)
+        other.arena = arena.copy()
+        other.words = np.column_stack([self._k.word_hashes(other.arena, starts), starts[:-1], np.diff(starts),
+                                       word_counts])
         other.sizes[:] = (len(counts), starts[-1])
         self.add(other)
 
@@ -74,8 +71,16 @@ class WordTable:
         return self.arena[:used], starts, self.words[:n, 3].copy()
 
 
-def _parts(data: np.ndarray, start: int, stop: int, n: int) -> list[tuple[int, int]]:
-    """``data[start:stop]`` cut into ``n`` parts or fewer at line ends."""
+def flat_words(counts: Mapping[bytes, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A dict of words (bytes) to counts as ``WordTable.arrays`` gives a table's: (the words'
+    bytes one after the other, each word's start and one more, counts)."""
+    return (np.frombuffer(b"".join(counts), dtype=np.uint8), offsets(map(len, counts), len(counts)),
+            np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
+
+
+def _parts(data: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """``data`` cut into ``n`` parts or fewer at line ends."""
+    start, stop = 0, len(data)
     bounds = [start]
     for k in range(1, n):
         at = start + (stop - start) * k // n
@@ -93,7 +98,7 @@ def count_words(table: WordTable, data: np.ndarray, piece_ends: PieceEnds, threa
     """Counts the words of ``data`` (uint8, whole lines) into ``table``, on ``threads``
     threads (default: those training may use); ``progress`` gets the bytes done so far."""
     threads = training_threads() if threads is None else threads
-    parts = _parts(data, 0, len(data), max(1, threads))
+    parts = _parts(data, max(1, threads))
     if len(parts) <= 1:
         for start, stop in parts:
             table.count(data, start, stop, piece_ends, progress)

@@ -4,7 +4,7 @@ thread of its own (it releases the GIL) while this one reports its progress."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +14,14 @@ from ..common.progress import ProgressFn
 TIES = {"ids": 0, "first_seen": 1}  # queue.TIE_IDS, queue.TIE_FIRST_SEEN
 NO_LIMIT = 1 << 62  # max_token_length=None
 _POLL_SECONDS = 0.1
+
+
+def offsets(lengths: Iterable[int] | np.ndarray, count: int) -> np.ndarray:
+    """Where each of ``count`` runs of these lengths starts when laid end to end, and one
+    more: where the last ends (int64)."""
+    starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=count), out=starts[1:])
+    return starts
 
 
 @dataclass
@@ -27,9 +35,7 @@ class WordTypes:
 
     @classmethod
     def from_lists(cls, words: Sequence[Sequence[int]], counts: Sequence[int]) -> WordTypes:
-        lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-        starts = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
+        starts = offsets(map(len, words), len(words))
         symbols = np.fromiter((s for w in words for s in w), dtype=np.int32, count=int(starts[-1]))
         return cls(symbols, starts, np.asarray(counts, dtype=np.int64))
 
@@ -56,9 +62,7 @@ def spellings(tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(code points, starts): what each token spells, as the kernel takes it."""
     joined = "".join(tokens)
     content = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.int32).copy()
-    starts = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum([len(t) for t in tokens], out=starts[1:])
-    return content, starts
+    return content, offsets(map(len, tokens), len(tokens))
 
 
 def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, min_frequency: int = 0,

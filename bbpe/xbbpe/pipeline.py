@@ -23,7 +23,7 @@ import numpy as np
 
 from ..codec import Model
 from ..common.corpus import Corpus
-from ..common.progress import ProgressFn, progress_callback
+from ..common.progress import ProgressFn, stages
 from ..common.resources import MemoryGuard, check_training_memory, training_threads
 from ..errors import CorpusWarning
 from . import binfile
@@ -67,30 +67,24 @@ def train(source: Corpus, vocab_size: int, *, bug_compat: bool = False, lossless
         check_training_memory(source.name, source.size, source.gbk, jit=not AHEAD_OF_TIME)
     # GBK mode reports its own problems, line by line; strict refuses a corpus now
     report_utf8 = (lambda: None) if source.gbk else source.check_utf8()
-    report, close = progress_callback(progress)
-    try:
-        with MemoryGuard(source.name, report).watching() as guard:
-            threads = training_threads()
-            first, *rest = source.training_parts(threads)
-            guard.stage("scan")
-            # the trainer's parameters take the caller's type, but its totals are always ints: guard.progress's
-            reports = cast(ProgressFn, guard.progress)
-            keys = train_vocabulary(first, vocab_size, progress=reports, size_hint=source.size, parts=rest,
-                                    tuning=tuning)
-            report_utf8()
-            _warn_if_nothing_learned(source, keys, vocab_size)
-            guard.stage("vocabulary")
-            order = record_order(keys)
-            rows, lens = key_matrix(keys)
-            model = Model(rows.tobytes(), lens.tobytes())
-            trained = _with_encodings(source, TrainedModel(keys, order, model, None, None, 0), guard, reports,
-                                      output=output, encodings=encodings, lossless=lossless_encodings,
-                                      threads=threads)
-        if report is not None:
-            report.finish()  # the stages that had nothing to do, and the end of the last one
-        return trained
-    finally:
-        close()
+    with stages(progress) as report, MemoryGuard(source.name, report).watching() as guard:
+        threads = training_threads()
+        first, *rest = source.training_parts(threads)
+        guard.stage("scan")
+        # the trainer's parameters take the caller's type, but its totals are always ints: guard.progress's
+        reports = cast(ProgressFn, guard.progress)
+        keys = train_vocabulary(first, vocab_size, progress=reports, size_hint=source.size, parts=rest,
+                                tuning=tuning)
+        report_utf8()
+        _warn_if_nothing_learned(source, keys, vocab_size)
+        guard.stage("vocabulary")
+        order = record_order(keys)
+        rows, lens = key_matrix(keys)
+        model = Model(rows.tobytes(), lens.tobytes())
+        trained = _with_encodings(source, TrainedModel(keys, order, model, None, None, 0), guard, reports,
+                                  output=output, encodings=encodings, lossless=lossless_encodings,
+                                  threads=threads)
+    return trained
 
 
 def _with_encodings(source: Corpus, trained: TrainedModel, guard: MemoryGuard, reports: ProgressFn, *,
