@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"vocabulary size; 0 means no limit (default {DEFAULT_VOCAB_SIZE})")
     t.add_argument("-o", "--output",
                    help="output .bin, or bbpe's JSON file for a name ending in .json (default xBBPE.bin); "
-                   "with --model bpe: tokenizer.json (default), or a .tiktoken ranks file")
+                   "with --model bpe: an HF tokenizer.json (default tokenizer.json)")
     t.add_argument("--gbk", action="store_true", help="the corpus is GBK")
     t.add_argument("--bug-compat", action="store_true",
                    help="as the reference: a missing corpus is empty, N is cast to uint32")
@@ -415,6 +415,8 @@ def _train_bpe(args: argparse.Namespace, vocab_size: int) -> None:
     if any(_is_stdin(p) for p in args.corpus):
         raise CliError("--model bpe reads corpus files, not stdin")
     output = args.output or "tokenizer.json"
+    if not output.endswith(".json"):  # said now, not after training: HF merges are no tiktoken ranks
+        raise CliError(f"-o {output}: --model bpe writes an HF tokenizer.json (a name ending in .json)")
     options = {"vocab_size": vocab_size, "min_frequency": args.min_frequency, "special_tokens": args.special_token,
                "limit_alphabet": args.limit_alphabet, "max_token_length": args.max_token_length,
                "pre_tokenizer": args.pre_tokenizer, "show_progress": not args.quiet and sys.stderr.isatty()}

@@ -287,6 +287,7 @@ def test_cli_errors(tmp_path):
         (["train", "--model", "bpe"], "corpus files or on --counts"),
         (["train", "--model", "bpe", "--pre-tokenizer", "gpt9", TANG300], "pre_tokenizer"),
         (["train", "--model", "bpe", "--counts", tmp_path / "bad.tsv"], "bad.tsv: line 2"),
+        (["train", "--model", "bpe", TANG300, "-o", tmp_path / "x.tiktoken"], "tokenizer.json"),
         (["count-words", tmp_path / "missing.txt", "-o", tmp_path / "x.tsv"], "missing.txt"),
     ]
     (tmp_path / "bad.tsv").write_text("Ġthe\t3\nno count here\n", encoding="utf-8")
