@@ -690,9 +690,8 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         self._specials.restore(state.get("special_tokens", ()), self.token_id, len(self._keys), self._id_gaps)
         self._specials_changed()
         self.set_template(state.get("template", "$A"), state.get("template_pair"))
-        self.padding_side = state.get("padding_side", OPTION_DEFAULTS["padding_side"])
-        self.truncation_side = state.get("truncation_side", OPTION_DEFAULTS["truncation_side"])
-        self.pad_token_id = state.get("pad_token_id", OPTION_DEFAULTS["pad_token_id"])
+        for name, default in OPTION_DEFAULTS.items():
+            setattr(self, name, state.get(name, default))
 
 
 def _refuse_ranks_file(data: bytes, name: str) -> None:
