@@ -35,7 +35,7 @@ from operator import methodcaller
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, TANG300
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,6 +52,12 @@ def _xbbpe() -> bbpe.Tokenizer:
 
 def _bpe_hf() -> bbpe.Tokenizer:
     return bbpe.load(DATA / "bpe" / "bl300.json")  # HF tokenizers' ByteLevel BPE, 300 ids
+
+
+def _bpe_trained() -> bbpe.Tokenizer:
+    # trained by bbpe (the pair-merge engine) with its own special tokens, cl100k's split
+    return bbpe.BPE.train(TANG300, vocab_size=500, special_tokens=["<s>", "</s>"], pre_tokenizer="cl100k_base",
+                          show_progress=False)
 
 
 def _bpe_tiktoken() -> bbpe.Tokenizer:
@@ -122,6 +128,7 @@ KINDS = [
     Kind("xbbpe", _xbbpe),
     Kind("bpe-hf", _bpe_hf, any_bytes=False, taken=_surrogates_replaced),
     Kind("bpe-tiktoken", _bpe_tiktoken, any_bytes=False, taken=_surrogates_replaced),
+    Kind("bpe-trained", _bpe_trained, any_bytes=False, taken=_surrogates_replaced),
 ]
 
 
