@@ -177,7 +177,7 @@ def test_word_counts_equal_a_counter(threads):
             expected.update(pt.split(line, pid))
         table = WordTable()
         count_words(table, np.frombuffer(data, dtype=np.uint8),
-                    lambda d, s, e, out: pt.line_piece_ends(d, s, e, pid, out), threads)
+                    lambda d, s, e, out: pt.line_piece_ends(d, s, e, pid, out), b"\n", threads)
         table.add_counts({b"extra": 5, b"the": 2})
         expected.update({b"extra": 5, b"the": 2})
         arena, starts, counts = table.arrays()

@@ -92,7 +92,7 @@ class WordCounter:
             raise ValueError(f"{name}: byte {valid}: not UTF-8 (the byte {raw[valid]:#04x} starts no char "
                              "or its char is cut)")
         report = None if progress is None else (lambda at: progress("scan", done + at, total))
-        count_words(self.table, np.frombuffer(raw, dtype=np.uint8), self._piece_ends, progress=report)
+        count_words(self.table, np.frombuffer(raw, dtype=np.uint8), self._piece_ends, b"\n", progress=report)
         return done + len(raw)
 
     def words(self) -> WordBytes:

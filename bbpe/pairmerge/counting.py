@@ -1,7 +1,7 @@
 """Counting the words of a corpus on threads: the model cuts the text into pieces (a
 function that writes the pieces' ends, without the GIL), and the distinct pieces are
 counted in tables of the ``counting`` kernels. A buffer is cut into one contiguous part per
-thread at line ends; each thread counts its part a block at a time into a table of its
+thread where the model's texts end (HF's: after a newline); each thread counts its part a block at a time into a table of its
 own, and the tables are added up in the order of the parts, so the words come out in the
 order they first occur, whatever the threads' timing.
 """
@@ -35,8 +35,8 @@ class WordTable:
 
     def count(self, data: np.ndarray, start: int, stop: int, piece_ends: PieceEnds,
               progress: Callable[[int], None] | None = None) -> None:
-        """Counts the pieces of ``data[start:stop]`` (uint8; ``start`` and ``stop`` at line
-        boundaries) as ``piece_ends`` cuts them."""
+        """Counts the pieces of ``data[start:stop]`` (uint8; ``start`` and ``stop`` where
+        texts begin and end) as ``piece_ends`` cuts them."""
         ends = np.empty(min(BLOCK, max(stop - start, 1)), dtype=np.int64)
         while start < stop:
             n = piece_ends(data, start, stop, ends)
@@ -78,14 +78,14 @@ def flat_words(counts: Mapping[bytes, int]) -> tuple[np.ndarray, np.ndarray, np.
             np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
 
 
-def _parts(data: np.ndarray, n: int) -> list[tuple[int, int]]:
-    """``data`` cut into ``n`` parts or fewer at line ends."""
+def _parts(data: np.ndarray, n: int, text_end: bytes) -> list[tuple[int, int]]:
+    """``data`` cut into ``n`` parts or fewer, each cut just after a ``text_end``."""
     start, stop = 0, len(data)
     bounds = [start]
     for k in range(1, n):
         at = start + (stop - start) * k // n
-        newline = data[at:stop].tobytes().find(b"\n") if at < stop else -1
-        cut = stop if newline < 0 else at + newline + 1
+        found = data[at:stop].tobytes().find(text_end) if at < stop else -1
+        cut = stop if found < 0 else at + found + len(text_end)
         if cut > bounds[-1]:
             bounds.append(cut)
     if bounds[-1] != stop:
@@ -93,12 +93,14 @@ def _parts(data: np.ndarray, n: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def count_words(table: WordTable, data: np.ndarray, piece_ends: PieceEnds, threads: int | None = None,
-                progress: Callable[[int], None] | None = None) -> None:
-    """Counts the words of ``data`` (uint8, whole lines) into ``table``, on ``threads``
-    threads (default: those training may use); ``progress`` gets the bytes done so far."""
+def count_words(table: WordTable, data: np.ndarray, piece_ends: PieceEnds, text_end: bytes,
+                threads: int | None = None, progress: Callable[[int], None] | None = None) -> None:
+    """Counts the words of ``data`` (uint8) into ``table``, on ``threads`` threads (default:
+    those training may use); ``progress`` gets the bytes done so far. The model's corpus
+    rule says where its texts end (``text_end``: HF's lines end after ``b"\\n"``), so that
+    the threads' parts hold whole texts; ``piece_ends`` cuts them into words."""
     threads = training_threads() if threads is None else threads
-    parts = _parts(data, max(1, threads))
+    parts = _parts(data, max(1, threads), text_end)
     if len(parts) <= 1:
         for start, stop in parts:
             table.count(data, start, stop, piece_ends, progress)
