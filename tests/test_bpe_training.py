@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_runner import run_bbpe
 from conftest import SONG100, TANG300
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -249,7 +249,9 @@ def test_bad_arguments(tmp_path):
 # --- the command line -----------------------------------------------------------------------
 
 def _cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bbpe", *map(str, args)], capture_output=True, text=True, check=False)
+    r = run_bbpe(*args)
+    r.stdout, r.stderr = r.stdout.decode(), r.stderr.decode()
+    return r
 
 
 def test_cli_train_and_count_words(tmp_path):

@@ -10,16 +10,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from cli_runner import run_bbpe
 from conftest import DATA, TANG300
 from random_corpora import random_corpus, random_probes
 
 GOLDEN800 = DATA / "golden" / "tang300_v800.bin"
 
 
-def bbpe(*args: str, stdin: bytes = b"", cwd=None) -> subprocess.CompletedProcess:
-    # never from the checkout: `python -m` would import the uncompiled source tree
-    cwd = cwd or tempfile.gettempdir()
-    return subprocess.run([sys.executable, "-m", "bbpe", *args], input=stdin, capture_output=True, check=False, cwd=cwd)
+bbpe = run_bbpe
 
 
 def test_console_script_is_installed():

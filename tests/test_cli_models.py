@@ -8,11 +8,10 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+from cli_runner import run_bbpe
 from conftest import DATA, REPO
 
 import bbpe as package
@@ -29,10 +28,7 @@ LINES = ["hello world", "床前明月光，疑是地上霜。", "I'm 12345 years
 TEXT = "\n".join(LINES) + "\n"
 
 
-def bbpe(*args: str | os.PathLike[str], stdin: bytes = b"", cwd=None) -> subprocess.CompletedProcess:
-    # never from the checkout: `python -m` would import the uncompiled source tree
-    return subprocess.run([sys.executable, "-m", "bbpe", *map(str, args)], input=stdin, capture_output=True,
-                          check=False, cwd=cwd or tempfile.gettempdir())
+bbpe = run_bbpe
 
 
 def ok(r: subprocess.CompletedProcess) -> bytes:
