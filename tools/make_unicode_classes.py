@@ -12,6 +12,9 @@ A class is a set of bits, one per character class that the patterns use:
     BBPE_CLS_S    \\s (Unicode White_Space: no U+001C..U+001F, unlike str.isspace)
     BBPE_CLS_UP   [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]   o200k's "upper" letters
     BBPE_CLS_LO   [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]          o200k's "lower" letters
+    BBPE_CLS_W    \\w, for HF's Whitespace pre-tokenizer (which compiles its \\w+|[^\\w\\s]+
+                  with the Rust regex crate, as tiktoken does: Oniguruma's \\w, which HF's
+                  Split patterns get, holds U+00B2 U+00B3 U+00B9 U+00BC..U+00BE, not U+200C U+200D)
 
 Anything else, [^\\s\\p{L}\\p{N}], has none of L, N, S; \\r and \\n the scanners test by byte.
 The table has two stages: block = stage1[cp >> 8], class = stage2[block << 8 | (cp & 0xFF)];
@@ -19,7 +22,8 @@ block 0 is the first 256 code points, so ASCII is stage2[byte].
 
 The classes are those of the engines whose ids bbpe must reproduce: tiktoken's (the Rust
 ``regex`` crate under fancy-regex), read by probing it one class at a time over every code
-point, and checked against HF tokenizers' (Oniguruma) where it is installed. tiktoken 0.14 and
+point, and checked against HF tokenizers' where it is installed (its Split patterns, which it
+runs in Oniguruma; \\w against its Whitespace pre-tokenizer itself). tiktoken 0.14 and
 HF tokenizers 0.23 are both at Unicode 16.0 and agree exactly. The ``regex`` package, which
 tests and bbpe's fallback for other patterns use, follows newer Unicode versions (17.0 in
 regex 2026.5, later ones after): the tests compare with it only at the code points where its
@@ -40,13 +44,14 @@ from pathlib import Path
 HEADER = Path(__file__).resolve().parent.parent / "bbpe" / "bpe" / "unicode_classes.h"
 ENGINE_UNICODE = "16.0"    # tiktoken 0.14's and HF tokenizers 0.23's
 
-CLS_L, CLS_N, CLS_S, CLS_UP, CLS_LO = 1, 2, 4, 8, 16
+CLS_L, CLS_N, CLS_S, CLS_UP, CLS_LO, CLS_W = 1, 2, 4, 8, 16, 32
 CLASSES = {  # bit -> the regex class it stands for
     CLS_L: r"\p{L}",
     CLS_N: r"\p{N}",
     CLS_S: r"\s",
     CLS_UP: r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
     CLS_LO: r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",
+    CLS_W: r"\w",
 }
 
 def _all_code_points() -> str:
@@ -66,27 +71,20 @@ def regex_classes() -> bytearray:
     return cls
 
 
-def engine_classes() -> dict[str, bytearray]:
-    """The class of every code point in each engine that is installed (tiktoken, tokenizers)."""
-    found: dict[str, bytearray] = {}
-    for bit, pattern in CLASSES.items():
-        for engine, hits in engine_matches(pattern).items():
-            cls = found.setdefault(engine, bytearray(0x110000))
-            for c in hits:
-                cls[c] |= bit
-    return found
-
-
 def classes() -> bytearray:
     """The class of every code point at tiktoken's Unicode version, checked against HF's."""
-    found = engine_classes()
-    if "tiktoken" not in found:
-        raise SystemExit("tiktoken is needed to generate the table (pip install tiktoken)")
-    cls = found["tiktoken"]
-    for engine, other in found.items():
-        diff = [f"U+{c:04X}" for c in range(0x110000) if other[c] != cls[c]]
-        if diff:
-            raise SystemExit(f"tiktoken and {engine} differ at {len(diff)} code points: {' '.join(diff[:20])}")
+    cls = bytearray(0x110000)
+    for bit, pattern in CLASSES.items():
+        found = engine_matches(pattern)
+        if "tiktoken" not in found:
+            raise SystemExit("tiktoken is needed to generate the table (pip install tiktoken)")
+        for engine, hits in found.items():
+            diff = sorted(hits ^ found["tiktoken"])
+            if diff:
+                raise SystemExit(f"{pattern}: tiktoken and {engine} differ at {len(diff)} code points: "
+                                 f"{' '.join(f'U+{c:04X}' for c in diff[:20])}")
+        for c in found["tiktoken"]:
+            cls[c] |= bit
     return cls
 
 
@@ -136,6 +134,7 @@ def render(cls: bytearray) -> str:
 #define BBPE_CLS_S  {CLS_S:<3}/* \\s: White_Space */
 #define BBPE_CLS_UP {CLS_UP:<3}/* [\\p{{Lu}}\\p{{Lt}}\\p{{Lm}}\\p{{Lo}}\\p{{M}}] */
 #define BBPE_CLS_LO {CLS_LO:<3}/* [\\p{{Ll}}\\p{{Lm}}\\p{{Lo}}\\p{{M}}] */
+#define BBPE_CLS_W  {CLS_W:<3}/* \\w (the Rust regex crate's, HF Whitespace's) */
 #define BBPE_CLS_LNS (BBPE_CLS_L | BBPE_CLS_N | BBPE_CLS_S)  /* [^\\s\\p{{L}}\\p{{N}}] has none of these */
 
 static const uint8_t bbpe_cls_stage1[{len(stage1)}] = {{
@@ -177,6 +176,13 @@ def engine_matches(pattern: str) -> dict[str, set[int]]:
         from tokenizers import Regex, pre_tokenizers
     except ImportError:
         print("tokenizers is not installed: not checked against it", file=sys.stderr)
+        return found
+    if pattern == CLASSES[CLS_W]:
+        # HF's Whitespace over "a" + each code point + " ": a code point is \\w where it
+        # joins the "a" in one piece
+        probe = "".join(f"a{ch} " for ch in text)
+        found["tokenizers"] = {ord(piece[1]) for piece, _ in pre_tokenizers.Whitespace().pre_tokenize_str(probe)
+                               if len(piece) == 2 and piece[0] == "a"}
     else:
         # HF's Split, its matches removed: what is left is everything else
         split = pre_tokenizers.Split(Regex(pattern), behavior="removed")

@@ -7,6 +7,8 @@ import numpy as np
 
 # tiktoken 0.14's pattern string of each of its encodings
 TIKTOKEN_PATTERNS: dict[str, str]
+# HF's Whitespace pre-tokenizer's regex (PIECES_WHITESPACE; its \w is Oniguruma's)
+WHITESPACE_PATTERN: str
 # the PIECES_* id of each pre-tokenizer (bbpe/bpe/_pretokenize.pxd), "regex" for none
 PATTERN_NAMES: dict[str, int]
 

@@ -27,6 +27,7 @@ cdef extern from "unicode_classes.h":
         BBPE_CLS_S   # \s
         BBPE_CLS_UP  # o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
         BBPE_CLS_LO  # o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+        BBPE_CLS_W   # \w as HF's Whitespace (Oniguruma) has it
         BBPE_CLS_LNS  # L | N | S: [^\s\p{L}\p{N}] has none of them
 
 
@@ -214,6 +215,22 @@ cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept no
     return _spaces(s, n, i, True, False)
 
 
+cdef Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """HF's Whitespace, ``\\w+|[^\\w\\s]+``: a run of \\w, a run of neither, or a run of \\s
+    (a gap: piece_is_gap)."""
+    cdef Py_ssize_t length
+    cdef uint32_t a = _cls(s, i, &length) & (BBPE_CLS_W | BBPE_CLS_S)
+    i += length
+    while i < n and (_cls(s, i, &length) & (BBPE_CLS_W | BBPE_CLS_S)) == a:
+        i += length
+    return i
+
+
+cdef bint piece_is_gap(int pattern, const uint8_t* s, Py_ssize_t start) noexcept nogil:
+    cdef Py_ssize_t length
+    return pattern == PIECES_WHITESPACE and (_cls(s, start, &length) & BBPE_CLS_S) != 0
+
+
 cdef Py_ssize_t piece_end(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
     if pattern == PIECES_O200K:
         return _o200k(s, n, start)
@@ -225,6 +242,8 @@ cdef Py_ssize_t piece_end(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_
         return _cl100k(s, n, start, 1, False)
     if pattern == PIECES_GPT2:
         return _gpt2(s, n, start)
+    if pattern == PIECES_WHITESPACE:
+        return _whitespace(s, n, start)
     return n  # not a compiled pattern: the rest is one piece
 
 
@@ -252,6 +271,9 @@ TIKTOKEN_PATTERNS = {
     "o200k_harmony": _O200K_TIKTOKEN,
 }
 
+# HF's Whitespace pre-tokenizer (pre_tokenizers/whitespace.rs)
+WHITESPACE_PATTERN = r"\w+|[^\w\s]+"
+
 PATTERN_NAMES = {
     "regex": PIECES_REGEX,
     "gpt2": PIECES_GPT2,
@@ -259,7 +281,9 @@ PATTERN_NAMES = {
     "o200k": PIECES_O200K,
     "qwen2": PIECES_QWEN2,
     "llama3": PIECES_LLAMA3,
+    "whitespace": PIECES_WHITESPACE,
 }
+_COMPILED = tuple(PATTERN_NAMES.values())[1:]
 
 # Every spelling that a scanner implements exactly; the tests check each against `regex`.
 _SPELLINGS = {
@@ -281,27 +305,28 @@ _SPELLINGS = {
     # Qwen2's tokenizer.json
     (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
      r"""\s*[\r\n]+|\s+(?!\S)|\s+"""): PIECES_QWEN2,
+    # Oniguruma's \w, which HF's Whitespace compiles it with (for `regex` it is another \w)
+    WHITESPACE_PATTERN: PIECES_WHITESPACE,
 }
 
 
 def compiled_pattern(str regex_string):
     """The PIECES_* id of the scanner that implements ``regex_string`` exactly, if it is one of
     the known spellings (tiktoken's current and older strings, HF ByteLevel's, Llama 3's,
-    Qwen2's), else PIECES_REGEX (0). The string must match one of them character for character."""
+    Qwen2's, HF Whitespace's), else PIECES_REGEX (0). The string must match one of them character for character."""
     return _SPELLINGS.get(regex_string, PIECES_REGEX)
 
 
 def split(text, int pattern):
     """The pieces of ``text`` under the compiled pre-tokenizer ``pattern`` (a PIECES_* id: see
     PATTERN_NAMES): str pieces for a str, bytes pieces for bytes, which must be UTF-8. Lone
-    surrogates in a str become U+FFFD first, as tiktoken and the codec do. For tests and
-    debugging; the codec calls piece_end itself."""
+    surrogates in a str become U+FFFD first, as tiktoken and the codec do; gaps are left
+    out. For tests and debugging; the codec calls piece_end itself."""
     cdef bytes data
     cdef bint as_str = isinstance(text, str)
     cdef const uint8_t* s
     cdef Py_ssize_t n, start = 0, end
-    if pattern not in (PIECES_GPT2, PIECES_CL100K, PIECES_O200K, PIECES_QWEN2, PIECES_LLAMA3):
-        raise ValueError(f"{pattern!r} is not a compiled pre-tokenizer: one of {PATTERN_NAMES}, but not regex")
+    _check_compiled(pattern)
     if as_str:
         try:
             data = (<str>text).encode("utf-8")
@@ -320,23 +345,29 @@ def split(text, int pattern):
     pieces = []
     while start < n:
         end = piece_end(pattern, s, n, start)
-        pieces.append(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL) if as_str
-                      else data[start:end])
+        if not piece_is_gap(pattern, s, start):
+            pieces.append(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL) if as_str
+                          else data[start:end])
         start = end
     return pieces
+
+
+def _check_compiled(int pattern):
+    if pattern not in _COMPILED:
+        raise ValueError(f"{pattern!r} is not a compiled pre-tokenizer: one of {PATTERN_NAMES}, but not regex")
 
 
 def line_piece_ends(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t stop, int pattern, int64_t[::1] out):
     """The ends of the pieces of ``data[start:stop]`` under ``pattern``, each line (to and
     with its ``\\n``) split as a text of its own, as HF's ``train`` reads files: written into
-    ``out``; returns how many. ``stop`` must end a line (or the data), ``start`` be where a
-    piece starts, and the data UTF-8. Stops early when ``out`` is full: the last end
-    written is where to go on from. Runs without the GIL, so that threads can split parts
-    of a corpus side by side."""
+    ``out``; returns how many. A gap's end is written negated (-end: the text up to there is
+    no word). ``stop`` must end a line (or the data), ``start`` be where a piece starts, and
+    the data UTF-8. Stops early when ``out`` is full: the last end written (negated or not)
+    is where to go on from. Runs without the GIL, so that threads can split parts of a
+    corpus side by side."""
     cdef Py_ssize_t n = 0, line_start, line_end, end
     cdef const uint8_t* s = &data[0] if data.shape[0] else NULL
-    if pattern not in (PIECES_GPT2, PIECES_CL100K, PIECES_O200K, PIECES_QWEN2, PIECES_LLAMA3):
-        raise ValueError(f"{pattern!r} is not a compiled pre-tokenizer: one of {PATTERN_NAMES}, but not regex")
+    _check_compiled(pattern)
     if not 0 <= start <= stop <= data.shape[0]:
         raise ValueError(f"start {start} and stop {stop} are not within the data ({data.shape[0]} bytes)")
     with nogil:
@@ -351,7 +382,7 @@ def line_piece_ends(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t stop, 
                 line_end += 1  # the newline belongs to its line
             while start < line_end and n < out.shape[0]:
                 end = line_start + piece_end(pattern, s + line_start, line_end - line_start, start - line_start)
-                out[n] = end
+                out[n] = -end if piece_is_gap(pattern, s, start) else end
                 n += 1
                 start = end
             if start == line_end:

@@ -17,7 +17,8 @@ from ..common.resources import training_threads
 from ..common.threads import on_threads
 from .train import offsets
 
-PieceEnds = Callable[[np.ndarray, int, int, np.ndarray], int]  # (data, start, stop, out) -> ends written
+# (data, start, stop, out) -> ends written; a gap's end (text that is no word) negated
+PieceEnds = Callable[[np.ndarray, int, int, np.ndarray], int]
 BLOCK = 1 << 20  # the most piece ends asked for at a time (8 MB of them)
 
 
@@ -42,7 +43,7 @@ class WordTable:
             n = piece_ends(data, start, stop, ends)
             self.index, self.words, self.arena = self._k.count_pieces(self.index, self.words, self.arena, self.sizes,
                                                                      data, start, ends, n)
-            start = int(ends[n - 1])
+            start = abs(int(ends[n - 1]))  # (a gap's end is negated)
             if progress is not None:
                 progress(start)
 

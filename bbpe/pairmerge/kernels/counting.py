@@ -89,10 +89,14 @@ def _add(index, words, arena, sizes, data, start, end, h, count):
 @_njit
 def count_pieces(index, words, arena, sizes, data, begin, ends, n_ends):
     """Counts the pieces ``data[begin:ends[0]]``, ``data[ends[0]:ends[1]]``, ... (the first
-    ``n_ends`` ends) into the table; returns it (index, words, arena)."""
+    ``n_ends`` ends) into the table; returns it (index, words, arena). An end written
+    negated (-end) ends a gap, which is no word."""
     start = begin
     for k in range(n_ends):
         end = ends[k]
+        if end < 0:
+            start = -end
+            continue
         if end > start:
             index, words, arena = _add(index, words, arena, sizes, data, start, end, _hash(data, start, end), 1)
         start = end
