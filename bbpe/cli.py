@@ -123,7 +123,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="train even if the corpus looks too big for the memory available")
     b = t.add_argument_group("--model bpe (HF BpeTrainer's settings)")
     b.add_argument("--pre-tokenizer", default="byte_level", metavar="NAME",
-                   help="byte_level (HF's ByteLevel, default) or a tiktoken pattern name (cl100k_base, o200k_base, ...)")
+                   help="byte_level (HF's ByteLevel, default), whitespace (HF's Whitespace: merges over chars, no "
+                        "byte fallback) or a tiktoken pattern name (cl100k_base, o200k_base, ...)")
     b.add_argument("--min-frequency", type=int, default=0, metavar="N", help="the least count a merged pair needs")
     b.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
                    help="a special token (repeat for more; they take the first ids, in order)")
@@ -133,11 +134,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="train on word counts (bbpe count-words) instead of corpus files; repeat to add them up")
 
     w = sub.add_parser("count-words", help="the pre-tokenized words of corpus files with their counts, as TSV "
-                       "(word<TAB>count, byte-level text), for bbpe train --model bpe --counts")
+                       "(word<TAB>count; byte-level text, or text with --pre-tokenizer whitespace), "
+                       "for bbpe train --model bpe --counts with the same --pre-tokenizer")
     w.add_argument("files", nargs="+", metavar="file", help="UTF-8 corpus files, one text per line")
     w.add_argument("-o", "--output", required=True, help="the TSV file to write")
     w.add_argument("--pre-tokenizer", default="byte_level", metavar="NAME",
-                   help="byte_level (default) or a tiktoken pattern name")
+                   help="byte_level (default), whitespace or a tiktoken pattern name")
     w.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
     e = sub.add_parser("encode", help="text lines -> lines of ids (as `xbbpe encode`)")
@@ -421,7 +423,7 @@ def _train_bpe(args: argparse.Namespace, vocab_size: int) -> None:
                "limit_alphabet": args.limit_alphabet, "max_token_length": args.max_token_length,
                "pre_tokenizer": args.pre_tokenizer, "show_progress": not args.quiet and sys.stderr.isatty()}
     if args.counts:
-        tok = BPE.train_from_counts(training.read_counts(args.counts), **options)
+        tok = BPE.train_from_counts(training.read_counts(args.counts, args.pre_tokenizer), **options)
     else:
         tok = BPE.train(args.corpus, memory_check=not args.no_memory_check, **options)
     tok.save(output)

@@ -1,6 +1,7 @@
 """bbpe.BPE.train against HF tokenizers' BpeTrainer: the same tokenizer.json vocabulary and
-merges, and the same ids on every line, for HF's ByteLevel pre-tokenizer and for a tiktoken
-pattern (HF's Split then ByteLevel), at several vocabulary sizes, with min_frequency,
+merges, and the same ids (and offsets) on every line, for HF's ByteLevel pre-tokenizer, for a
+tiktoken pattern (HF's Split then ByteLevel) and for HF's Whitespace (merges over chars, no
+byte fallback), at several vocabulary sizes, with min_frequency,
 special tokens, limit_alphabet and max_token_length; train_from_iterator and
 train_from_counts give what training on the file gives."""
 
@@ -27,11 +28,14 @@ tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (the oracle
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
 LARGE = Path("/tmp/bbpe-corpora")  # tools' corpora, when built (not in CI): their first lines
-PRE_TOKENIZERS = ["byte_level", "cl100k_base"]
+PRE_TOKENIZERS = ["byte_level", "cl100k_base", "whitespace"]
 
 
 def _hf_tokenizer(pre_tokenizer: str) -> Tokenizer:
     tok = Tokenizer(models.BPE())
+    if pre_tokenizer == "whitespace":  # no ByteLevel: a vocabulary of chars, no decoder
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        return tok
     if pre_tokenizer == "byte_level":
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     else:
@@ -44,10 +48,17 @@ def _hf_tokenizer(pre_tokenizer: str) -> Tokenizer:
     return tok
 
 
+def _hf_trainer(pre_tokenizer: str, **options) -> trainers.BpeTrainer:
+    """BpeTrainer with bbpe's default initial alphabet: the 256 bytes for a byte-level
+    pre-tokenizer (as HF's ByteLevelBPETokenizer), none for Whitespace (BpeTrainer's)."""
+    if pre_tokenizer != "whitespace":
+        options.setdefault("initial_alphabet", pre_tokenizers.ByteLevel.alphabet())
+    return trainers.BpeTrainer(show_progress=False, **options)
+
+
 def hf_train(files: list[Path], pre_tokenizer: str = "byte_level", **options) -> Tokenizer:
-    options.setdefault("initial_alphabet", pre_tokenizers.ByteLevel.alphabet())
     tok = _hf_tokenizer(pre_tokenizer)
-    tok.train([str(f) for f in files], trainers.BpeTrainer(show_progress=False, **options))
+    tok.train([str(f) for f in files], _hf_trainer(pre_tokenizer, **options))
     return tok
 
 
@@ -56,9 +67,10 @@ def _model(document: dict) -> tuple[dict, list]:
     return document["model"]["vocab"], merges
 
 
-def assert_same(ours: bbpe.BPE, theirs: Tokenizer, lines: list[str], tmp_path: Path) -> None:
-    """Same vocabulary and merges in the saved files, same ids on every line; bbpe's file
-    loads in HF, and HF's in bbpe, to the same ids."""
+def assert_same(ours: bbpe.BPE, theirs: Tokenizer, lines: list[str], tmp_path: Path, offsets: bool = True) -> None:
+    """Same vocabulary and merges in the saved files, same ids on every line (and offsets on
+    every tenth, unless the lines hold chars the alphabet lacks: test_whitespace_unknown_chars);
+    bbpe's file loads in HF, and HF's in bbpe, to the same ids."""
     path = tmp_path / "bbpe.json"
     ours.save(path)
     saved = json.loads(path.read_text(encoding="utf-8"))
@@ -72,11 +84,14 @@ def assert_same(ours: bbpe.BPE, theirs: Tokenizer, lines: list[str], tmp_path: P
     hf_path = tmp_path / "hf.json"
     theirs.save(str(hf_path))
     hf_file = bbpe.load(hf_path)  # HF's own file, read by bbpe
-    for line in lines:
-        ids = theirs.encode(line).ids
-        assert ours.encode(line) == ids, line
-        assert loaded.encode(line).ids == ids, line
-        assert hf_file.encode(line) == ids, line
+    for i, line in enumerate(lines):
+        encoding = theirs.encode(line)
+        assert ours.encode(line) == encoding.ids, line
+        assert loaded.encode(line).ids == encoding.ids, line
+        assert hf_file.encode(line) == encoding.ids, line
+        if offsets and i % 10 == 0:
+            assert [tuple(span) for span in ours(line, return_offsets_mapping=True)["offset_mapping"]] == \
+                encoding.offsets, line
 
 
 def _lines(path: Path, limit: int | None = None) -> list[str]:
@@ -152,14 +167,19 @@ def test_limit_alphabet(tmp_path):
         ours = bbpe.BPE.train(files, vocab_size=1500, limit_alphabet=limit, initial_alphabet=[],
                               show_progress=False)
         theirs = hf_train(files, vocab_size=1500, limit_alphabet=limit, initial_alphabet=[])
-        assert_same(ours, theirs, _lines(files[0]), tmp_path)
+        assert_same(ours, theirs, _lines(files[0]), tmp_path, offsets=False)
+        for line in _lines(files[0])[:300]:  # each token spans its bytes, whatever was dropped between them
+            spans = ours(line, return_offsets_mapping=True)["offset_mapping"]
+            for kid, (a, b) in zip(ours.encode(line), spans, strict=True):
+                text = iter(line[a:b].encode())
+                assert all(byte in text for byte in ours.token_bytes(kid)), line  # a subsequence
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_random_corpora(seed, tmp_path):
     rng = random.Random(seed)
     corpus = _random_corpus(rng, tmp_path / "random.txt")
-    pre_tokenizer = PRE_TOKENIZERS[seed % 2]
+    pre_tokenizer = PRE_TOKENIZERS[seed % len(PRE_TOKENIZERS)]
     vocab_size = rng.choice([260, 400, 900, 3000])
     ours = bbpe.BPE.train(corpus, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer, show_progress=False)
     theirs = hf_train([corpus], pre_tokenizer, vocab_size=vocab_size)
@@ -173,7 +193,7 @@ def test_large_corpora(name, tmp_path):
         pytest.skip(f"{path} is not there (bash ../shared/corpora/build.sh {LARGE})")
     part = tmp_path / f"{name}.txt"
     part.write_text("\n".join(_lines(path, 20000)), encoding="utf-8", newline="")
-    for pre_tokenizer, vocab_size in (("byte_level", 8000), ("cl100k_base", 5000)):
+    for pre_tokenizer, vocab_size in (("byte_level", 8000), ("cl100k_base", 5000), ("whitespace", 8000)):
         ours = bbpe.BPE.train(part, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer, show_progress=False)
         theirs = hf_train([part], pre_tokenizer, vocab_size=vocab_size)
         assert_same(ours, theirs, _lines(part)[::20], tmp_path)
@@ -222,6 +242,11 @@ def test_bad_arguments(tmp_path):
         bbpe.BPE.train(TANG300, vocab_size=300, min_frequency=-1, show_progress=False)
     with pytest.raises(ValueError, match="initial_alphabet.*byte-level"):
         bbpe.BPE.train(TANG300, vocab_size=300, initial_alphabet=["中"], show_progress=False)
+    with pytest.raises(ValueError, match="initial_alphabet.*surrogate"):
+        bbpe.BPE.train(TANG300, vocab_size=300, initial_alphabet=["\ud800"], pre_tokenizer="whitespace",
+                       show_progress=False)
+    with pytest.raises(ValueError, match="not text"):
+        bbpe.BPE.train_from_counts({"a\ud800": 3}, vocab_size=300, pre_tokenizer="whitespace", show_progress=False)
     with pytest.raises(ValueError, match="special_tokens: .*same bytes"):  # HF keeps both
         bbpe.BPE.train(TANG300, vocab_size=2000, special_tokens=["明月"], show_progress=False)
     with pytest.raises(ValueError, match=r"special_tokens\[1\]"):
@@ -320,14 +345,18 @@ def test_limit_alphabet_ties():
        pre_tokenizer=st.sampled_from(PRE_TOKENIZERS))
 def test_generated_texts(texts, vocab_size, min_frequency, pre_tokenizer):
     """train_from_iterator on any texts (empty ones, whitespace runs, CRLF, contractions)
-    makes HF's vocabulary and merges."""
+    makes HF's vocabulary and merges; where HF's vocabulary is empty (Whitespace over no
+    word), bbpe refuses to make a model that drops every char."""
+    tok = _hf_tokenizer(pre_tokenizer)
+    tok.train_from_iterator(texts, _hf_trainer(pre_tokenizer, vocab_size=vocab_size, min_frequency=min_frequency))
+    expected = _model(json.loads(tok.to_str()))
+    if not expected[0]:
+        with pytest.raises(ValueError, match="no token to train"):
+            bbpe.BPE.train_from_iterator(texts, vocab_size=vocab_size, pre_tokenizer=pre_tokenizer,
+                                         show_progress=False)
+        return
     ours = bbpe.BPE.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=min_frequency,
                                         pre_tokenizer=pre_tokenizer, show_progress=False)
-    tok = _hf_tokenizer(pre_tokenizer)
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                                       show_progress=False))
-    expected = _model(json.loads(tok.to_str()))
     assert _model(json.loads(ours.to_bytes(format="json"))) == expected
 
 
@@ -346,3 +375,70 @@ def test_options_as_iterators_and_checked_first():
 
     with pytest.raises(ValueError, match="vocab_size"):
         bbpe.BPE.train_from_iterator(never_read(), vocab_size=-5, show_progress=False)
+
+
+# --- HF's Whitespace: merges over chars, no byte fallback -----------------------------------
+
+def test_whitespace_counts_and_cli_equal_files(tmp_path):
+    """Counted words are text under "whitespace": train_from_counts on HF's own pre-tokenized
+    words, and count-words then --counts on the command line, give what the files give."""
+    corpus = _random_corpus(random.Random(11), tmp_path / "random.txt")
+    options = {"vocab_size": 900, "special_tokens": ["[UNK]"], "pre_tokenizer": "whitespace", "show_progress": False}
+    from_file = bbpe.BPE.train(corpus, **options)
+    words = Counter(word for line in _lines(corpus) for word, _ in
+                    pre_tokenizers.Whitespace().pre_tokenize_str(line + "\n"))
+    assert bbpe.BPE.count_words(corpus, pre_tokenizer="whitespace", show_progress=False) == dict(words)
+    assert bbpe.BPE.train_from_counts(words, **options) == from_file
+    counts, out = tmp_path / "counts.tsv", tmp_path / "tok.json"
+    assert _cli("count-words", corpus, "--pre-tokenizer", "whitespace", "-o", counts, "-q").returncode == 0
+    r = _cli("train", "--model", "bpe", "--counts", counts, "--pre-tokenizer", "whitespace", "--vocab-size", 900,
+             "--special-token", "[UNK]", "-o", out, "-q")
+    assert r.returncode == 0, r.stderr
+    assert bbpe.load(out) == from_file
+
+
+@pytest.mark.parametrize("fuse_unk", [False, True])
+def test_whitespace_unknown_chars(fuse_unk, tmp_path):
+    """Chars the vocabulary lacks: HF drops them, or with an unk token gives one per char
+    (one per run inside a piece with fuse_unk); bbpe gives the same ids, for HF's own file
+    and for the file bbpe writes, and HF's offsets with an unk token. Where a char is
+    dropped, HF's offsets after it in its piece are shifted left by it (model.rs,
+    merge_word, counts only the chars it keeps): bbpe's are where each token's text is."""
+    trained = hf_train([TANG300], "whitespace", vocab_size=600, special_tokens=["[UNK]"], limit_alphabet=300)
+    texts = ["床前明月光，疑是地上霜。", "ẞtrange ∰∰ chars ok", "无人知是荔枝来 ∰∰x∰ [UNK] a∰∰", "  ∰ ", "",
+             "中国的𝕏 😀😀。", "∰[UNK]∰"]
+    for unk in (None, "[UNK]"):
+        document = json.loads(trained.to_str())
+        document["model"]["unk_token"], document["model"]["fuse_unk"] = unk, fuse_unk
+        path = tmp_path / "unk.json"
+        path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        theirs, ours = Tokenizer.from_file(str(path)), bbpe.load(path)
+        written = tmp_path / "written.json"
+        ours.save(written)
+        again = Tokenizer.from_file(str(written))
+        for text in texts:
+            expected = theirs.encode(text)
+            assert ours.encode(text) == expected.ids == again.encode(text).ids, (unk, text)
+            spans = [tuple(s) for s in ours(text, return_offsets_mapping=True)["offset_mapping"]]
+            if unk is not None:
+                assert spans == expected.offsets, (unk, text)
+            else:
+                tokens = [ours.id_to_token(i) for i in expected.ids]
+                assert [text[a:b] for a, b in spans] == tokens, (unk, text)
+
+
+def test_whitespace_files_refused(tmp_path):
+    """A Whitespace BPE file with a stage bbpe does not apply is refused, naming it."""
+    base = json.loads(hf_train([TANG300], "whitespace", vocab_size=400).to_str())
+    cases = [
+        ({"decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}},
+         "decoder"),
+        ({"pre_tokenizer": {"type": "WhitespaceSplit"}}, "WhitespaceSplit"),
+        ({"model": {**base["model"], "end_of_word_suffix": "</w>"}}, "end_of_word_suffix"),
+        ({"model": {**base["model"], "unk_token": "<nope>"}}, "unk_token"),
+    ]
+    for change, message in cases:
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps({**base, **change}), encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            bbpe.load(path)

@@ -1,5 +1,6 @@
 # cython: language_level=3
-# The C-level contract of BPE's codec (bbpe/bpe/_codec.pyx): byte-level BPE by merge ranks.
+# The C-level contract of BPE's codec (bbpe/bpe/_codec.pyx): BPE by merge ranks, over bytes
+# (byte-level BPE) or chars.
 # Other Cython modules `cimport bbpe.bpe._codec` to reach a BpeCodec's compiled model, as
 # they reach XBBPE's through bbpe/codec.pxd. A `bpe_model` is a read-only view owned by its
 # BpeCodec: keep the object alive while you use `&codec.m`. Nothing here is in the C API
@@ -25,7 +26,7 @@ ctypedef struct bpe_node:          # a slot of the double-array trie of the toke
     # check: its parent's slot << 1 | 1 where a token that merging makes ends (-1: a free slot; the root: -2)
     int32_t check
     int32_t id                     # the token whose bytes end here, or -1
-    # rank: the rank of the merge that makes it when its bytes are merged alone; -1 a byte, -2
+    # rank: the rank of the merge that makes it when its bytes are merged alone; -1 a unit, -2
     # none (merging never makes it, or no token)
     int32_t rank
     int32_t left                   # the slots of that merge's two parts (a byte: itself)
@@ -70,10 +71,13 @@ ctypedef struct bpe_model:
     bint ignore_merges             # a piece that is a token is that token
     bint keep_gaps                 # PIECES_REGEX: the text between matches is a piece too
     bint backtrack                 # the backtracking search is exact for these tokens (else: the heap)
-    bint all_bytes                 # every byte is a token
-    int32_t unk_slot               # HF: the token of a byte that is none (its slot), or -1 (dropped)
-    bint fuse_unk                  # HF: consecutive unknown bytes give one unk token
+    bint all_bytes                 # every byte is a token (never with char_units)
+    int32_t unk_slot               # HF: the token of a unit that is none (its slot), or -1 (dropped)
+    bint fuse_unk                  # HF: consecutive unknown units give one unk token
     bint prefix_space              # HF ByteLevel's add_prefix_space: a space before a text not starting with one
+    # the units merging starts from: bytes (byte-level BPE), or chars (HF's BPE without ByteLevel,
+    # whose vocabulary holds chars: a char that is no token is unknown, as a byte is otherwise)
+    bint char_units
 
 ctypedef struct bpe_work:          # one thread's scratch memory (grown as needed, freed by its owner)
     uint8_t* utf8                  # a str's UTF-8

@@ -69,7 +69,9 @@ from bbpe.bpe._pretokenize cimport (
     PIECES_O200K,
     PIECES_QWEN2,
     PIECES_REGEX,
+    PIECES_WHITESPACE,
     piece_end,
+    piece_is_gap,
 )
 from bbpe.common._cpython cimport (
     PyList_CheckExact,
@@ -101,7 +103,7 @@ from ..errors import UnknownIdError
 
 # the pre-tokenizers, for Python callers (the facade): bbpe/bpe/_pretokenize.pxd's ids
 PIECES = {"regex": PIECES_REGEX, "gpt2": PIECES_GPT2, "cl100k": PIECES_CL100K, "o200k": PIECES_O200K,
-          "qwen2": PIECES_QWEN2, "llama3": PIECES_LLAMA3}
+          "qwen2": PIECES_QWEN2, "llama3": PIECES_LLAMA3, "whitespace": PIECES_WHITESPACE}
 
 cdef size_t _NOGIL_UNITS = 4096  # below this, releasing the GIL costs more than the work
 cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-sized)
@@ -474,15 +476,45 @@ cdef inline uint64_t _heap_pop(uint64_t* heap, size_t* size) noexcept nogil:
     return top
 
 
+cdef inline int32_t _unit(const bpe_model* m, const uint8_t* s, size_t i, size_t n, size_t* length) noexcept nogil:
+    """The slot of the token of the unit at s[i] (i < n: a byte, or with char_units the
+    char), or -1 when it is no token; its length in bytes into ``length`` (a lead byte whose
+    char is cut by n: the rest)."""
+    cdef uint8_t c = s[i]
+    cdef int32_t slot
+    if not m.char_units or c < 0x80:
+        length[0] = 1
+        return m.byte_slot[c]
+    length[0] = 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+    if i + length[0] > n:
+        length[0] = n - i
+        return -1
+    slot = _lookup(m, s + i, length[0])
+    return slot if slot >= 0 and m.da[slot].id >= 0 else -1
+
+
+cdef inline bint _all_units_known(const bpe_model* m, const uint8_t* s, size_t n) noexcept nogil:
+    """Whether every unit of s[0:n] is a token."""
+    cdef size_t i = 0, length
+    if m.all_bytes:
+        return True
+    while i < n:
+        if _unit(m, s, i, n, &length) < 0:
+            return False
+        i += length
+    return True
+
+
 cdef int64_t _heap_piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t* dst, bpe_work* w) noexcept nogil:
     """The merges replayed, as HF's Word::merge_all does them: a heap of (rank, position) over
     a linked list of parts, lowest rank first, then leftmost. A byte that is no token becomes
-    the unk token (consecutive ones one, with fuse_unk) or is dropped (HF's merge_word).
-    n log n. Writes ids to dst (room for n); returns their count."""
+    the unk token (consecutive ones one, with fuse_unk) or is dropped (HF's merge_word); so
+    does a char that is no token, with char_units. n log n. Writes ids to dst (room for n);
+    returns their count."""
     cdef int32_t* sym
     cdef int32_t* prev
     cdef int32_t* nxt
-    cdef size_t nsym = 0, i, size = 0
+    cdef size_t nsym = 0, i = 0, size = 0, length
     cdef int32_t t, pos, right, before
     cdef bint after_unk = False
     cdef const bpe_pair* e
@@ -495,8 +527,9 @@ cdef int64_t _heap_piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t
     sym = w.sym
     prev = w.sym + n
     nxt = w.sym + 2 * n
-    for i in range(n):
-        t = m.byte_slot[s[i]]
+    while i < n:
+        t = _unit(m, s, i, n, &length)
+        i += length
         if t >= 0:
             sym[nsym] = t
             nsym += 1
@@ -552,7 +585,7 @@ cdef int64_t _heap_piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t
 cdef int64_t _piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t* dst, bpe_work* w) noexcept nogil:
     """The ids of one piece s[0:n] into dst (room for n); returns their count."""
     cdef int32_t best, last
-    cdef size_t i, end, words
+    cdef size_t end, words
     cdef uint64_t* dead
     if n == 0:
         return 0
@@ -563,10 +596,8 @@ cdef int64_t _piece(const bpe_model* m, const uint8_t* s, size_t n, int32_t* dst
         return 1
     if not m.backtrack:
         return _heap_piece(m, s, n, dst, w)
-    if not m.all_bytes:
-        for i in range(n):
-            if m.byte_slot[s[i]] < 0:
-                return _heap_piece(m, s, n, dst, w)
+    if not _all_units_known(m, s, n):
+        return _heap_piece(m, s, n, dst, w)
     words = (n >> 6) + 1
     if words <= 32:
         dead = w.dead_small
@@ -595,10 +626,12 @@ cdef int64_t _merge_text(const bpe_model* m, const uint8_t* s, size_t n, const i
         return _piece(m, s, n, dst, w)
     while start < n:
         end = <size_t>piece_end(m.pattern, s, <Py_ssize_t>n, <Py_ssize_t>start)
-        r = _piece(m, s + start, end - start, dst + out, w)
-        if r < 0:
-            return r
-        out += r
+        # (only HF's Whitespace has gaps: no call across modules per piece for the others)
+        if m.pattern != PIECES_WHITESPACE or not piece_is_gap(m.pattern, s, <Py_ssize_t>start):
+            r = _piece(m, s + start, end - start, dst + out, w)
+            if r < 0:
+                return r
+            out += r
         start = end
     return out
 
@@ -807,6 +840,20 @@ cdef int _dab_node(_dab* b, int64_t lo, int64_t hi, int64_t depth, int32_t node)
 
 # ----------------------------------------------------------------------------- Python level
 
+cdef bint _is_one_char(const uint8_t* s, size_t n) noexcept nogil:
+    """Whether s[0:n] is the UTF-8 of one char (a lead byte of that length, then
+    continuation bytes)."""
+    cdef size_t i
+    if n == 0 or n > 4 or (n == 1) != (s[0] < 0x80):
+        return False
+    if n > 1 and n != (2 if 0xC0 <= s[0] < 0xE0 else 3 if 0xE0 <= s[0] < 0xF0 else 4 if 0xF0 <= s[0] < 0xF8 else 0):
+        return False
+    for i in range(1, n):
+        if (s[i] & 0xC0) != 0x80:
+            return False
+    return True
+
+
 cdef class BpeCodec(CompiledModel):
     """BPE's compiled model: byte-level BPE by merge ranks, ids identical to tiktoken's and
     HF tokenizers' (``BPE`` with ByteLevel pre-tokenization).
@@ -829,6 +876,9 @@ cdef class BpeCodec(CompiledModel):
       (consecutive ones one unk_id with ``fuse_unk``), or is dropped without (-1);
     - ``prefix_space``: HF ByteLevel's ``add_prefix_space``: a text that is not empty and
       does not start with a space is encoded with one put first;
+    - ``char_units``: merging starts from chars, not bytes (HF's BPE without ByteLevel: its
+      vocabulary holds chars): a token that is one char is there from the start, and a char
+      that is no token is unknown (``unk_id``, or dropped) as a byte is otherwise;
     - ``normalizer``: None, or ``"NFC"`` (HF's NFC normalizer: each text is composed before
       it is split; under the GIL, before the encoding).
 
@@ -838,7 +888,8 @@ cdef class BpeCodec(CompiledModel):
     """
 
     def __cinit__(self, tokens, merges=None, ignore_merges=None, pattern=None, bint keep_gaps=False,
-                  int unk_id=-1, bint fuse_unk=False, bint prefix_space=False, normalizer=None):
+                  int unk_id=-1, bint fuse_unk=False, bint prefix_space=False, normalizer=None,
+                  bint char_units=False):
         cdef Py_ssize_t n = len(tokens), i
         cdef uint64_t total = 0
         cdef object item
@@ -873,6 +924,7 @@ cdef class BpeCodec(CompiledModel):
         self.m.fuse_unk = fuse_unk
         self.m.keep_gaps = keep_gaps
         self.m.prefix_space = prefix_space
+        self.m.char_units = char_units
         if normalizer not in (None, "NFC"):
             raise ValueError(f"normalizer must be None or 'NFC', got {normalizer!r}")
         self._normalizer = normalizer
@@ -882,7 +934,8 @@ cdef class BpeCodec(CompiledModel):
         if pattern is None:
             self.m.pattern = PIECES_WHOLE
         elif isinstance(pattern, int):
-            if pattern not in (PIECES_GPT2, PIECES_CL100K, PIECES_O200K, PIECES_QWEN2, PIECES_LLAMA3):
+            if pattern not in (PIECES_GPT2, PIECES_CL100K, PIECES_O200K, PIECES_QWEN2, PIECES_LLAMA3,
+                               PIECES_WHITESPACE):
                 raise ValueError(f"pattern {pattern} is no compiled pre-tokenizer "
                                  f"(PIECES_REGEX takes the compiled pattern itself)")
             self.m.pattern = pattern
@@ -950,6 +1003,11 @@ cdef class BpeCodec(CompiledModel):
                     self.m.all_bytes = False
                 else:
                     self._da[slot].rank = -1  # a byte: there from the start
+            if self.m.char_units:
+                self.m.all_bytes = False  # (whether a char is a token is asked char by char)
+                for i in range(n):  # a char: there from the start
+                    if _is_one_char(self.m.tok_bytes + self._tok_off[i], self._tok_off[i + 1] - self._tok_off[i]):
+                        self._da[self._slot_of[i]].rank = -1
         finally:
             free(b.nodes)
             free(b.nf)
@@ -1114,7 +1172,6 @@ cdef class BpeCodec(CompiledModel):
         shorter prefix."""
         cdef int64_t n = self.m.n_keys, u, i, length, count
         cdef int32_t cur, best, slot
-        cdef bint missing
         cdef bpe_work w
         cdef int32_t* out = NULL
         cdef bpe_node* da = self._da
@@ -1126,11 +1183,8 @@ cdef class BpeCodec(CompiledModel):
                 length = self._tok_off[u + 1] - self._tok_off[u]
                 if da[slot].rank != _NEVER or length < 2:
                     continue
-                missing = False
-                for i in range(length):
-                    missing = missing or self.m.byte_slot[self.m.tok_bytes[self._tok_off[u] + i]] < 0
-                if missing:
-                    continue  # pieces holding such bytes go to the heap anyway
+                if not _all_units_known(&self.m, self.m.tok_bytes + self._tok_off[u], length):
+                    continue  # pieces holding such units go to the heap anyway
                 free(out)
                 out = <int32_t*>malloc(length * sizeof(int32_t))
                 if out == NULL:

@@ -16,9 +16,10 @@ def compiled_pattern(regex_string: str) -> int:
     """The PIECES_* id of the scanner that implements ``regex_string`` exactly, else 0."""
 
 @overload
-def split(text: str, pattern: int) -> list[str]:
-    """The pieces of ``text`` under the compiled pre-tokenizer ``pattern``."""
+def split(text: str, pattern: int, gaps: bool = False) -> list[str]:
+    """The pieces of ``text`` under the compiled pre-tokenizer ``pattern`` (with ``gaps``,
+    the text the pattern drops too)."""
 
 @overload
-def split(text: bytes, pattern: int) -> list[bytes]: ...
+def split(text: bytes, pattern: int, gaps: bool = False) -> list[bytes]: ...
 def line_piece_ends(data: bytes | memoryview | np.ndarray, start: int, stop: int, pattern: int, out: np.ndarray) -> int: ...

@@ -317,11 +317,12 @@ def compiled_pattern(str regex_string):
     return _SPELLINGS.get(regex_string, PIECES_REGEX)
 
 
-def split(text, int pattern):
+def split(text, int pattern, bint gaps=False):
     """The pieces of ``text`` under the compiled pre-tokenizer ``pattern`` (a PIECES_* id: see
     PATTERN_NAMES): str pieces for a str, bytes pieces for bytes, which must be UTF-8. Lone
     surrogates in a str become U+FFFD first, as tiktoken and the codec do; gaps are left
-    out. For tests and debugging; the codec calls piece_end itself."""
+    out, unless ``gaps`` (then the pieces spell the text). For tests, offsets and
+    debugging; the codec calls piece_end itself."""
     cdef bytes data
     cdef bint as_str = isinstance(text, str)
     cdef const uint8_t* s
@@ -345,7 +346,7 @@ def split(text, int pattern):
     pieces = []
     while start < n:
         end = piece_end(pattern, s, n, start)
-        if not piece_is_gap(pattern, s, start):
+        if gaps or not piece_is_gap(pattern, s, start):
             pieces.append(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL) if as_str
                           else data[start:end])
         start = end

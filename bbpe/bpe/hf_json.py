@@ -1,8 +1,9 @@
-"""HF ``tokenizers``' ``tokenizer.json`` with a byte-level ``BPE`` model, read into a
-``BpeSpec`` whose ids are HF's.
+"""HF ``tokenizers``' ``tokenizer.json`` with a ``BPE`` model, read into a ``BpeSpec`` whose
+ids are HF's.
 
 The model (tokenizers/src/models/bpe/serialization.rs and model.rs): ``vocab`` maps each
-token, spelt in GPT-2's byte-to-unicode chars (bbpe.bpe.byte_level), to its id; ``merges``
+token, spelt in GPT-2's byte-to-unicode chars (bbpe.bpe.byte_level) or, after a
+``Whitespace`` pre-tokenizer, as its text (``BpeSpec.text_form`` "chars"), to its id; ``merges``
 lists the pairs in rank order, as ``"a b"`` strings or ``["a", "b"]`` pairs. The added
 tokens (tokenizer/serialization.rs, added_vocabulary.rs) get their ids as HF gives them on
 loading. The pipeline around the model is bbpe.bpe.hf_pipeline's.
@@ -43,10 +44,14 @@ def read_tokenizer_json(document: Any, name: str = "tokenizer.json") -> BpeSpec:
     pipeline = read_pipeline(document, fields)
     texts = read_vocab(model.get("vocab"), fields)
     added_texts = _added_contents(document.get("added_tokens"), fields)
-    tokens, unreachable = vocab_bytes(texts, added_texts, fields)
+    unreachable: frozenset[int] = frozenset()
+    if pipeline.char_units:
+        tokens = vocab_utf8(texts, fields)
+    else:
+        tokens, unreachable = vocab_bytes(texts, added_texts, fields)
     ids = {text: kid for kid, text in enumerate(texts)}
     merges = _merges(model.get("merges"), ids, unreachable, fields)
-    unk_id = _model_options(model, ids, tokens, fields)
+    unk_id = _model_options(model, ids, tokens, pipeline.char_units, fields)
     added = _added_tokens(document.get("added_tokens"), ids, pipeline, fields)
     n_ids = max([len(tokens), *(t.id + 1 for t in added)])
     if pipeline.template is not None:
@@ -62,8 +67,8 @@ def read_tokenizer_json(document: Any, name: str = "tokenizer.json") -> BpeSpec:
                    template=pipeline.template, trim_offsets=pipeline.trim_offsets,
                    trim_offsets_prefix_space=pipeline.trim_offsets_prefix_space,
                    decoder="ByteLevel" if pipeline.decoder == "ByteLevel" else None,
-                   truncation=sections["truncation"], padding=sections["padding"], text_form="byte_level",
-                   unreachable=unreachable)
+                   truncation=sections["truncation"], padding=sections["padding"],
+                   text_form="chars" if pipeline.char_units else "byte_level", unreachable=unreachable)
 
 
 def read_vocab(value: Any, fields: Fields, field: str = "model.vocab") -> list[str]:
@@ -119,6 +124,19 @@ def vocab_bytes(texts: list[str], added: set[str], fields: Fields,
     return tuple(tokens), frozenset(unreachable)
 
 
+def vocab_utf8(texts: list[str], fields: Fields, field: str = "model.vocab") -> tuple[bytes, ...]:
+    """Each vocabulary str as its UTF-8 (a vocabulary of text)."""
+    tokens = []
+    for text in texts:
+        if not text:
+            fields.fail(f"{field}[{key(text)}]", "an empty token")
+        try:
+            tokens.append(text.encode("utf-8"))
+        except UnicodeEncodeError as err:
+            fields.fail(f"{field}[{key(text)}]", f"char {err.start}: a lone surrogate is not text")
+    return tuple(tokens)
+
+
 def _merges(value: Any, ids: dict[str, int], unreachable: frozenset[int],
             fields: Fields) -> tuple[tuple[int, int], ...]:
     """(left id, right id) in rank order; each part and the token they make in the
@@ -153,16 +171,16 @@ def _option(model: dict[str, Any], name: str, fields: Fields) -> bool:
     return False if model.get(name) is None else fields.flag(model, name, "model")
 
 
-def _model_options(model: dict[str, Any], ids: dict[str, int], tokens: tuple[bytes, ...],
+def _model_options(model: dict[str, Any], ids: dict[str, int], tokens: tuple[bytes, ...], char_units: bool,
                    fields: Fields) -> int | None:
-    """Check the options that change a byte-level BPE (model.rs, Config); the unk token's id."""
+    """Check the options that change a BPE (model.rs, Config); the unk token's id."""
     dropout = model.get("dropout")
     if dropout not in (None, 0, 0.0) or isinstance(dropout, bool):
         fields.fail("model.dropout", f"{shown(dropout)}: BPE dropout skips merges at random, bbpe.BPE is deterministic "
                                      "(null or 0 only)")
     for option in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(option) not in (None, ""):
-            fields.fail(f"model.{option}", f"{shown(model[option])}: a byte-level BPE has none (null or '' only)")
+            fields.fail(f"model.{option}", f"{shown(model[option])} is not supported by bbpe.BPE (null or '' only)")
     if model.get("byte_fallback") not in (None, False):
         fields.fail("model.byte_fallback", f"{shown(model['byte_fallback'])} is not supported by bbpe.BPE (a "
                                            "byte-level vocabulary needs no <0xHH> fallback: false only)")
@@ -172,6 +190,9 @@ def _model_options(model: dict[str, Any], ids: dict[str, int], tokens: tuple[byt
     fields.text(unk, "model.unk_token")
     if unk in ids:
         return ids[unk]
+    if char_units:
+        fields.fail("model.unk_token", f"{key(unk)} is not in model.vocab: HF fails on any text that holds a char "
+                                       "that is no token")
     single = {token for token in tokens if len(token) == 1}
     if len(single) == 256:
         return None  # every byte is a token: the unk token is never used

@@ -1,5 +1,5 @@
-"""The stages of HF's ``tokenizer.json`` around a byte-level BPE model: normalizer,
-pre-tokenizer, post-processor and decoder, read into what ``BpeSpec`` holds.
+"""The stages of HF's ``tokenizer.json`` around a BPE model: normalizer, pre-tokenizer,
+post-processor and decoder, read into what ``BpeSpec`` holds.
 
 Only the stages bbpe applies exactly are read; any other is refused, naming the stage
 and its type (``pre_tokenizer.pretokenizers[0]: Digits is not supported by bbpe.BPE``),
@@ -9,10 +9,12 @@ never read into something that would give other ids. What is read:
 - pre_tokenizer: ``ByteLevel`` (its regex or none, with or without ``add_prefix_space``),
   or ``Sequence[Split, ByteLevel(use_regex=false, add_prefix_space=false)]`` (Llama 3,
   Qwen2), the Split ``Isolated`` (keeps the text between matches) or ``Removed`` with
-  ``invert`` (keeps only the matches: tiktoken's way);
+  ``invert`` (keeps only the matches: tiktoken's way); or ``Whitespace`` (alone, or alone in a
+  Sequence), with no ByteLevel anywhere: the vocabulary is then text, and merging starts
+  from chars (``Pipeline.char_units``);
 - post_processor: null, ``ByteLevel`` (offsets only), ``TemplateProcessing``,
   ``RobertaProcessing`` (read as the template it applies), or a ``Sequence`` of those;
-- decoder: null or ``ByteLevel``.
+- decoder: null or ``ByteLevel`` (null only after ``Whitespace``).
 
 The HF source each follows is cited where it is read.
 """
@@ -23,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ._pretokenize import WHITESPACE_PATTERN
 from .json_fields import Fields, shown
 from .onig import from_onig, to_onig
 from .patterns import HF_BYTE_LEVEL_PATTERN, KNOWN_PATTERNS, PatternError, regex_problem
@@ -42,6 +45,7 @@ class Pipeline:
     trim_offsets: bool = False
     trim_offsets_prefix_space: bool = False
     decoder: str | None = None
+    char_units: bool = False  # HF's Whitespace, no ByteLevel: the vocabulary is text, merged from chars
 
 
 def read_pipeline(document: dict[str, Any], fields: Fields) -> Pipeline:
@@ -54,6 +58,9 @@ def read_pipeline(document: dict[str, Any], fields: Fields) -> Pipeline:
         # decoders/mod.rs; the ByteLevel decoder's fields change nothing in decoding (byte_level.rs, decode_chain)
         if fields.kind(fields.obj(decoder, "decoder"), "decoder") != "ByteLevel":
             fields.refuse("decoder", decoder, "bbpe.BPE decodes the tokens' bytes: a ByteLevel decoder, or none")
+        if out.char_units:
+            fields.fail("decoder", "ByteLevel after a Whitespace pre-tokenizer would read the vocabulary's text as "
+                                   "byte-level chars: bbpe.BPE reads no such file")
         out.decoder = "ByteLevel"
     return out
 
@@ -83,14 +90,20 @@ def _pre_tokenizer(stage: Any, fields: Fields, out: Pipeline) -> None:
     if kind == "ByteLevel":
         _byte_level(stage, field, fields, out)
         return
+    if kind == "Whitespace":
+        _whitespace(out)
+        return
     if kind != "Sequence":
-        fields.refuse(field, stage, "it reads ByteLevel, or a Sequence of a Split and a ByteLevel")
+        fields.refuse(field, stage, "it reads ByteLevel, Whitespace, or a Sequence of a Split and a ByteLevel")
     stages = fields.array(stage.get("pretokenizers"), f"{field}.pretokenizers")
     for i, inner in enumerate(stages):
         fields.kind(fields.obj(inner, f"{field}.pretokenizers[{i}]"), f"{field}.pretokenizers[{i}]")
     kinds = [inner["type"] for inner in stages]
     if kinds == ["ByteLevel"]:
         _byte_level(stages[0], f"{field}.pretokenizers[0]", fields, out)
+        return
+    if kinds == ["Whitespace"]:
+        _whitespace(out)
         return
     for i, inner in enumerate(stages):
         if kinds[i] not in ("Split", "ByteLevel") or (kinds[i] == "Split" and i != 0):
@@ -117,6 +130,15 @@ def _byte_level(stage: dict[str, Any], field: str, fields: Fields, out: Pipeline
     fields.flag(stage, "trim_offsets", field)
     out.pattern = HF_BYTE_LEVEL_PATTERN if fields.flag(stage, "use_regex", field, True) else None
     out.gaps = True  # ByteLevel splits with SplitDelimiterBehavior::Isolated
+
+
+def _whitespace(out: Pipeline) -> None:
+    """pre_tokenizers/whitespace.rs: the matches of ``\\w+|[^\\w\\s]+`` (the Rust regex
+    crate's classes), the whitespace between them dropped; no ByteLevel after it, so the
+    model's vocabulary is the text's chars."""
+    out.pattern = WHITESPACE_PATTERN
+    out.gaps = False
+    out.char_units = True
 
 
 def _split(stage: dict[str, Any], field: str, fields: Fields, out: Pipeline) -> None:
@@ -162,6 +184,8 @@ def _post_processor(stage: Any, field: str, fields: Fields, out: Pipeline) -> No
             _post_processor(inner, f"{field}.processors[{i}]", fields, out)
         return
     if kind == "ByteLevel":  # offsets only (byte_level.rs, process_encodings)
+        if out.char_units:
+            fields.refuse(field, stage, "it reads no ByteLevel after a Whitespace pre-tokenizer")
         out.trim_offsets = fields.flag(stage, "trim_offsets", field)
         out.trim_offsets_prefix_space = out.trim_offsets and fields.flag(stage, "add_prefix_space", field)
         return

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._pretokenize import WHITESPACE_PATTERN
 from .byte_level import to_text
 from .onig import to_onig
 from .patterns import HF_BYTE_LEVEL_PATTERN, PatternError
@@ -65,8 +66,8 @@ def dumps(spec: BpeSpec) -> bytes:
 
 
 def _vocab_texts(spec: BpeSpec) -> list[str]:
-    """Each token as HF's vocabulary spells it: byte-level chars, or for an unreachable one
-    the content of the added token that has its id."""
+    """Each token as HF's vocabulary spells it: byte-level chars (text, for a vocabulary of
+    chars), or for an unreachable one the content of the added token that has its id."""
     by_id = {token.id: token.content for token in spec.added_tokens}
     texts = []
     for kid, token in enumerate(spec.tokens):
@@ -75,7 +76,7 @@ def _vocab_texts(spec: BpeSpec) -> list[str]:
                 raise ValueError(f"token {kid} is unreachable but no added token has its id")
             texts.append(by_id[kid])
         else:
-            texts.append(to_text(token))
+            texts.append(token.decode("utf-8") if spec.char_units else to_text(token))
     return texts
 
 
@@ -127,6 +128,10 @@ def _added(token: AddedToken) -> dict[str, Any]:
 
 
 def _pre_tokenizer(spec: BpeSpec) -> dict[str, Any]:
+    if spec.char_units:
+        if spec.pattern != WHITESPACE_PATTERN or spec.add_prefix_space:
+            raise ValueError("a BPE over chars is written for HF with its Whitespace pre-tokenizer only")
+        return {"type": "Whitespace"}
     if spec.pattern is None or (spec.pattern == HF_BYTE_LEVEL_PATTERN and spec.gaps):
         return {"type": "ByteLevel", "add_prefix_space": spec.add_prefix_space, "trim_offsets": True,
                 "use_regex": spec.pattern is not None}

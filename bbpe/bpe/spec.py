@@ -121,7 +121,10 @@ class BpeSpec:
     - ``truncation``, ``padding``: HF's sections as the file has them (None: none), not
       applied by the readers: HF's ``Tokenizer.encode`` would truncate and pad with them.
     - ``text_form``: how a token is shown as a str: ``"byte_level"`` (HF: GPT-2's
-      byte-to-unicode chars, ``"Ġhello"``) or ``"bytes"`` (tiktoken: tokens are bytes).
+      byte-to-unicode chars, ``"Ġhello"``), ``"bytes"`` (tiktoken: tokens are bytes), or
+      ``"chars"``: HF's BPE without ByteLevel (its ``Whitespace`` pre-tokenizer), whose
+      tokens are text (their bytes its UTF-8) and whose merging starts from chars, not bytes:
+      a char that is no token is unknown (``unk_id``, or dropped).
     """
 
     tokens: tuple[bytes, ...]
@@ -140,8 +143,13 @@ class BpeSpec:
     decoder: Literal["ByteLevel"] | None = "ByteLevel"
     truncation: Mapping[str, object] | None = None
     padding: Mapping[str, object] | None = None
-    text_form: Literal["byte_level", "bytes"] = "byte_level"
+    text_form: Literal["byte_level", "bytes", "chars"] = "byte_level"
     unreachable: frozenset[int] = frozenset()
+
+    @property
+    def char_units(self) -> bool:
+        """Whether merging starts from chars (``text_form`` "chars") rather than bytes."""
+        return self.text_form == "chars"
 
     @property
     def special_tokens(self) -> dict[str, int]:

@@ -31,7 +31,7 @@ from ._codec import BpeCodec
 from ._pretokenize import compiled_pattern, split
 from .formats import read_tiktoken, read_tokenizer_json, read_vocab_merges, tiktoken_bytes, to_tokenizer_json
 from .nfc import nfc_alignment
-from .offsets import prefixed_spans, trimmed_spans, walked_spans
+from .offsets import UnitOf, byte_units, char_units, prefixed_spans, trimmed_spans, walked_spans
 from .spec import AddedToken, BpeSpec, Template
 from .templates import facade_pieces, spec_template, template_texts
 
@@ -58,7 +58,7 @@ class BPE(Tokenizer):
             pattern = compiled_pattern(spec.pattern) or _regex(spec.pattern)
         codec = BpeCodec(_codec_tokens(spec), None if spec.merges is None else list(spec.merges), spec.ignore_merges,
                          pattern, spec.gaps, -1 if spec.unk_id is None else spec.unk_id, spec.fuse_unk,
-                         spec.add_prefix_space, spec.normalizer)
+                         spec.add_prefix_space, spec.normalizer, spec.char_units)
         self._pre_tokenizer = pattern  # a PIECES id, a regex object or None: the codec's
         self._shadowed = spec.unreachable  # decoded from their added tokens (_codec_tokens)
         self._start(list(spec.tokens), codec)
@@ -103,15 +103,18 @@ class BPE(Tokenizer):
               memory_check: bool = True) -> BPE:
         """Train on text files as HF ``tokenizers``' ``BpeTrainer`` does, with the same
         vocabulary, ids and merges (bbpe.bpe.training): ``pre_tokenizer`` is
-        ``"byte_level"`` (HF's ``ByteLevel(add_prefix_space=False)``) or a tiktoken
-        pattern name such as ``"cl100k_base"`` (HF's ``Split`` with it, then ByteLevel);
-        ``initial_alphabet`` defaults to all 256 bytes (HF's ``ByteLevel.alphabet()``).
+        ``"byte_level"`` (HF's ``ByteLevel(add_prefix_space=False)``), a tiktoken
+        pattern name such as ``"cl100k_base"`` (HF's ``Split`` with it, then ByteLevel), or
+        ``"whitespace"`` (HF's ``Whitespace``, no ByteLevel: merging starts from chars, and
+        a char that is not in the vocabulary is dropped when encoding, as in HF);
+        ``initial_alphabet`` defaults to all 256 bytes (HF's ``ByteLevel.alphabet()``) for
+        the byte-level ones, to none for "whitespace".
         The other arguments are BpeTrainer's. Each line of a file is one text.
         ``memory_check``: refuse (InsufficientMemoryError) a corpus that would likely not
         fit in the memory available."""
         settings = training.Settings.checked(vocab_size, min_frequency, special_tokens, limit_alphabet,
-                                             initial_alphabet, max_token_length)
-        return cls(training.train(files, "files", settings, pre_tokenizer, show_progress, memory_check))
+                                             initial_alphabet, max_token_length, pre_tokenizer)
+        return cls(training.train(files, "files", settings, show_progress, memory_check))
 
     @classmethod
     def train_from_iterator(cls, texts: Iterable[str], *, vocab_size: int = 30000, min_frequency: int = 0,
@@ -121,8 +124,8 @@ class BPE(Tokenizer):
                             show_progress: bool | Callable[..., None] = True) -> BPE:
         """``train`` on texts (str), each one text as HF's ``train_from_iterator`` takes it."""
         settings = training.Settings.checked(vocab_size, min_frequency, special_tokens, limit_alphabet,
-                                             initial_alphabet, max_token_length)
-        return cls(training.train(texts, "texts", settings, pre_tokenizer, show_progress))
+                                             initial_alphabet, max_token_length, pre_tokenizer)
+        return cls(training.train(texts, "texts", settings, show_progress))
 
     @classmethod
     def train_from_counts(cls, counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]], *,
@@ -131,12 +134,12 @@ class BPE(Tokenizer):
                           max_token_length: int | None = None, pre_tokenizer: str = "byte_level",
                           show_progress: bool | Callable[..., None] = True) -> BPE:
         """``train`` on counts of pre-tokenized words (a dict or (word, count) pairs; a word
-        as byte-level text, ``"Ġhello"``, or as bytes): the same tokenizer as training on the
+        as ``count_words`` gives it, ``"Ġhello"``, or as bytes): the same tokenizer as training on the
         text those counts came from with the same ``pre_tokenizer`` (which the tokenizer
         keeps, to split the texts it encodes)."""
         settings = training.Settings.checked(vocab_size, min_frequency, special_tokens, limit_alphabet,
-                                             initial_alphabet, max_token_length)
-        return cls(training.train(counts, "counts", settings, pre_tokenizer, show_progress))
+                                             initial_alphabet, max_token_length, pre_tokenizer)
+        return cls(training.train(counts, "counts", settings, show_progress))
 
     @staticmethod
     def count_words(files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
@@ -202,12 +205,12 @@ class BPE(Tokenizer):
             return self._surrogate_spans(text, ids, lengths)
         if spec.normalizer is not None and not _is_nfc(text):
             return self._normalized_spans(text, ids, lengths)
-        if not (spec.add_prefix_space or spec.trim_offsets or self._unknown_bytes):
+        if not (spec.add_prefix_space or spec.trim_offsets or self._walked):
             return super()._token_spans(text, ids, lengths)
-        if self._unknown_bytes:
+        if self._walked:
             unk = -1 if spec.unk_id is None else spec.unk_id
             tokens = [None if kid == unk else self.token_bytes(kid) for kid in ids.tolist()]
-            spans = walked_spans(text, tokens, self._added_mask(ids) & (ids != unk), self._known_bytes, spec.fuse_unk,
+            spans = walked_spans(text, tokens, self._added_mask(ids) & (ids != unk), self._unit_of, spec.fuse_unk,
                                  spec.add_prefix_space, self._piece_starts,
                                  next((key for key, kid in self._specials.ids.items() if kid == unk), b""),
                                  tuple(self._specials.ids))
@@ -251,9 +254,18 @@ class BPE(Tokenizer):
         single = {key[0] for key in self.spec.tokens if len(key) == 1}
         return bytes(1 if b in single else 0 for b in range(256))
 
-    @property
-    def _unknown_bytes(self) -> bool:
-        return 0 in self._known_bytes
+    @cached_property
+    def _walked(self) -> bool:
+        """Whether the tokens' bytes may not spell the text end to end: a model over chars
+        (gaps, chars that are no token), or bytes that are no token."""
+        return self.spec.char_units or 0 in self._known_bytes
+
+    @cached_property
+    def _unit_of(self) -> UnitOf:
+        if not self.spec.char_units:
+            return byte_units(self._known_bytes)
+        chars = frozenset(key for key in self.spec.tokens if len(key.decode("utf-8", "replace")) == 1)
+        return char_units(chars.__contains__)
 
     def _added_mask(self, ids: np.ndarray) -> np.ndarray:
         """Whether each id is an added (special) token's."""
@@ -277,7 +289,7 @@ class BPE(Tokenizer):
         if pattern is None:
             pieces = [data]
         elif isinstance(pattern, int):
-            pieces = split(data, pattern)
+            pieces = split(data, pattern, gaps=True)  # (a gap ends a piece too)
         else:
             text = data.decode("utf-8", "replace")
             pieces, last = [], 0
@@ -313,9 +325,16 @@ class BPE(Tokenizer):
     # ------------------------------------------------------------------ what the facade needs
 
     def _key_text(self, key: bytes) -> str:
+        if self.spec.char_units:
+            return key.decode("utf-8", "replace")  # a vocabulary of text (an unreachable id's may not be UTF-8)
         return byte_level.to_text(key)  # GPT-2's form, as HF's files and get_vocab() show it
 
     def _text_key(self, text: str) -> bytes | None:
+        if self.spec.char_units:
+            try:
+                return text.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
         return byte_level.to_bytes(text)
 
     @property

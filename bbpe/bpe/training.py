@@ -1,15 +1,18 @@
-"""Training a byte-level BPE as HF ``tokenizers``' ``BpeTrainer`` does, on the pair-merge
-engine (``bbpe.pairmerge``): the same vocabulary, ids and merges as HF's trainer after the
+"""Training a BPE as HF ``tokenizers``' ``BpeTrainer`` does, on the pair-merge engine
+(``bbpe.pairmerge``): the same vocabulary, ids and merges as HF's trainer after the
 matching pre-tokenizer, for the same words.
 
 The words: each line of a file (its ``\\n`` kept, as HF's ``train`` reads files), or each
-text of an iterator, is split by the pre-tokenizer, and the pieces' bytes are counted;
-a word is its bytes as byte-level chars (``"Ġhello"``), as HF's ``ByteLevel`` gives it.
+text of an iterator, is split by the pre-tokenizer, and the pieces' bytes are counted.
 ``pre_tokenizer="byte_level"`` is HF's ``ByteLevel(add_prefix_space=False)`` with its own
 regex (GPT-2's); a tiktoken pattern name (``"cl100k_base"``...) is HF's
-``Split(pattern, "isolated")`` then ``ByteLevel(use_regex=False)``. Special tokens in the
-text are split like any text: HF's trainer sees them so too (the tokenizer learns them
-only after training).
+``Split(pattern, "isolated")`` then ``ByteLevel(use_regex=False)``: with either, a word is
+its bytes as byte-level chars (``"Ġhello"``), as HF's ``ByteLevel`` gives it, and merging
+starts from bytes. ``"whitespace"`` is HF's ``Whitespace`` (``\\w+|[^\\w\\s]+``, the
+whitespace dropped) with no ByteLevel: a word is its text, merging starts from its chars,
+and the model has no byte fallback (a char outside the alphabet is dropped when encoding,
+as HF does). Special tokens in the text are split like any text: HF's trainer sees them so
+too (the tokenizer learns them only after training).
 
 The vocabulary (tokenizers/src/models/bpe/trainer.rs, ``do_train``): the special tokens,
 in order; the alphabet, sorted by code point; then one token per merge. The alphabet is
@@ -51,15 +54,49 @@ _INFINITE = 1 << 64  # HF counts an initial_alphabet char as usize::MAX
 BYTES_PER_CORPUS_BYTE = 24
 
 
-def pre_tokenizer_pattern(pre_tokenizer: str) -> str:
-    """The regex of a ``pre_tokenizer`` name: HF ByteLevel's for "byte_level", tiktoken's for
-    one of its names."""
-    if pre_tokenizer == "byte_level":
-        return HF_BYTE_LEVEL_PATTERN
-    if isinstance(pre_tokenizer, str) and pre_tokenizer in pt.TIKTOKEN_PATTERNS:
-        return pt.TIKTOKEN_PATTERNS[pre_tokenizer]
-    names = ", ".join(["byte_level", *pt.TIKTOKEN_PATTERNS])
-    raise ValueError(f"pre_tokenizer: {pre_tokenizer!r} is not one of {names}")
+@dataclass(frozen=True)
+class PreTokenizer:
+    """A pre-tokenizer that training takes by name: its regex, and whether merging starts
+    from chars (HF's Whitespace, no ByteLevel) or from bytes shown as byte-level chars."""
+
+    name: str
+    pattern: str
+    char_units: bool = False
+
+    @classmethod
+    def named(cls, name: Any) -> PreTokenizer:
+        """"byte_level" (HF ByteLevel's regex), "whitespace" (HF's Whitespace) or one of
+        tiktoken's names."""
+        if name == "byte_level":
+            return cls(name, HF_BYTE_LEVEL_PATTERN)
+        if name == "whitespace":
+            return cls(name, pt.WHITESPACE_PATTERN, char_units=True)
+        if isinstance(name, str) and name in pt.TIKTOKEN_PATTERNS:
+            return cls(name, pt.TIKTOKEN_PATTERNS[name])
+        names = ", ".join(["byte_level", "whitespace", *pt.TIKTOKEN_PATTERNS])
+        raise ValueError(f"pre_tokenizer: {name!r} is not one of {names}")
+
+    @property
+    def units(self) -> int:
+        """How many distinct units there are (bytes, or code points)."""
+        return 0x110000 if self.char_units else 256
+
+    def unit_text(self, unit: int) -> str:
+        """A unit as the vocabulary shows it: the char, or the byte's byte-level char."""
+        return chr(unit) if self.char_units else BYTE_CHARS[unit]
+
+    def word_bytes(self, word: str) -> bytes | None:
+        """A word as ``count_words`` writes it, as bytes (None: not such a word)."""
+        return word.encode("utf-8") if self.char_units else to_bytes(word)
+
+    def word_text(self, data: bytes) -> str:
+        """A word's bytes as ``count_words`` writes it: its text, or byte-level text."""
+        return data.decode("utf-8") if self.char_units else to_text(data)
+
+    @property
+    def word_form(self) -> str:
+        """How an error describes the words that ``word_bytes`` takes."""
+        return "text" if self.char_units else "byte-level text (GPT-2's byte-level chars, such as 'Ġhello')"
 
 
 class WordCounter:
@@ -69,7 +106,7 @@ class WordCounter:
 
     def __init__(self, pattern: str) -> None:
         self.pid = pt.compiled_pattern(pattern)
-        if not self.pid:  # pre_tokenizer_pattern gives only patterns that a scanner runs
+        if not self.pid:  # PreTokenizer.named gives only patterns that a scanner runs
             raise ValueError(f"no compiled pre-tokenizer runs the pattern {pattern!r}")
         self.counts: Counter[bytes] = Counter()
         self.table = WordTable()
@@ -112,12 +149,16 @@ def _alphabet(char_counts: Mapping[str, int], limit_alphabet: int | None) -> lis
     return sorted(kept)
 
 
+BYTE_LEVEL = PreTokenizer.named("byte_level")
+
+
 @dataclass(frozen=True)
 class Settings:
-    """BpeTrainer's settings, checked (``checked``): ``special_tokens`` and
-    ``initial_alphabet`` as tuples (an iterator given for either is read once), the
-    initial alphabet all 256 byte-level chars by default (HF's ``ByteLevelBPETokenizer``
-    trains with ``ByteLevel.alphabet()``)."""
+    """BpeTrainer's settings, checked (``checked``) for a pre-tokenizer: ``special_tokens``
+    and ``initial_alphabet`` as tuples (an iterator given for either is read once). The
+    initial alphabet is by default all 256 byte-level chars with a byte-level pre-tokenizer
+    (HF's ``ByteLevelBPETokenizer`` trains with ``ByteLevel.alphabet()``), none with
+    "whitespace" (BpeTrainer's default)."""
 
     vocab_size: int
     min_frequency: int = 0
@@ -125,11 +166,12 @@ class Settings:
     limit_alphabet: int | None = None
     initial_alphabet: tuple[str, ...] = BYTE_CHARS
     max_token_length: int | None = None
+    pre_tokenizer: PreTokenizer = BYTE_LEVEL
 
     @classmethod
     def checked(cls, vocab_size: Any, min_frequency: Any = 0, special_tokens: Iterable[str] | None = None,
                 limit_alphabet: Any = None, initial_alphabet: Iterable[str] | None = None,
-                max_token_length: Any = None) -> Settings:
+                max_token_length: Any = None, pre_tokenizer: Any = "byte_level") -> Settings:
         for name, value, optional in (("vocab_size", vocab_size, False), ("min_frequency", min_frequency, False),
                                       ("limit_alphabet", limit_alphabet, True),
                                       ("max_token_length", max_token_length, True)):
@@ -139,8 +181,9 @@ class Settings:
                 raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
             if not 0 <= value < 1 << 31:
                 raise ValueError(f"{name}: {value} is out of range (0 to 2**31 - 1)")
+        pre = PreTokenizer.named(pre_tokenizer)
         return cls(vocab_size, min_frequency, _special_tuple(special_tokens), limit_alphabet,
-                   _initial_chars(initial_alphabet), max_token_length)
+                   _initial_chars(initial_alphabet, pre), max_token_length, pre)
 
 
 def _special_tuple(special_tokens: Iterable[str] | None) -> tuple[str, ...]:
@@ -152,14 +195,16 @@ def _special_tuple(special_tokens: Iterable[str] | None) -> tuple[str, ...]:
     return specials
 
 
-def _initial_chars(initial_alphabet: Iterable[str] | None) -> tuple[str, ...]:
+def _initial_chars(initial_alphabet: Iterable[str] | None, pre: PreTokenizer) -> tuple[str, ...]:
     if initial_alphabet is None:
-        return BYTE_CHARS
+        return () if pre.char_units else BYTE_CHARS
     chars = (initial_alphabet,) if isinstance(initial_alphabet, str) else tuple(initial_alphabet)
     for c in chars:
         if not isinstance(c, str) or len(c) != 1:
             raise ValueError(f"initial_alphabet: {c!r} is not one char")
-        if c not in ALPHABET:
+        if 0xD800 <= ord(c) < 0xE000:
+            raise ValueError(f"initial_alphabet: {c!r} is a lone surrogate, not a char of text")
+        if not pre.char_units and c not in ALPHABET:
             raise ValueError(f"initial_alphabet: {c!r} (U+{ord(c):04X}) is not a byte-level char: the words are "
                              "bytes shown as GPT-2's byte-level chars (the byte 0xE4 is 'ä', the space 'Ġ')")
     return chars
@@ -176,27 +221,37 @@ class WordBytes:
     def from_counts(cls, counts: Mapping[bytes, int]) -> WordBytes:
         return cls(*flat_words(counts))
 
-    def byte_counts(self) -> np.ndarray:
-        """How often each byte occurs, counted by the words' counts (int64 [256]), a slice
-        of words at a time so the weights never take more than a few MB."""
-        total = np.zeros(256, dtype=np.int64)
+    def units(self, char_units: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The words as units: (each unit, each word's start among them and one more). The
+        units are the bytes, or with ``char_units`` the code points of the UTF-8 words."""
+        if not char_units:
+            return self.data, self.starts
+        code_points = np.frombuffer(self.data.tobytes().decode("utf-8").encode("utf-32-le"), dtype=np.uint32)
+        chars_before = np.concatenate([[0], np.cumsum((self.data & 0xC0) != 0x80, dtype=np.int64)])
+        return code_points, chars_before[self.starts]
+
+    def unit_counts(self, units: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
+        """How often each unit (< ``size``) occurs, counted by the words' counts (int64),
+        a slice of words at a time so the weights never take more than a few MB."""
+        total = np.zeros(size, dtype=np.int64)
         step = 1 << 16
         for first in range(0, len(self.counts), step):
             last = min(first + step, len(self.counts))
-            part = self.data[self.starts[first]:self.starts[last]]
-            weights = np.repeat(self.counts[first:last], np.diff(self.starts[first:last + 1]))
-            total += np.rint(np.bincount(part, weights=weights, minlength=256)).astype(np.int64)
+            part = units[starts[first]:starts[last]]
+            weights = np.repeat(self.counts[first:last], np.diff(starts[first:last + 1]))
+            total += np.rint(np.bincount(part, weights=weights, minlength=size)).astype(np.int64)
         return total
 
 
-def train_words(words: WordBytes, settings: Settings, pattern: str = HF_BYTE_LEVEL_PATTERN,
-                progress: Any = None) -> BpeSpec:
+def train_words(words: WordBytes, settings: Settings, progress: Any = None) -> BpeSpec:
     """The spec of the BPE that HF's BpeTrainer makes from these counted words (counts >= 1).
     Their bytes are dropped once they are symbols (``words.data`` is empty after)."""
+    pre = settings.pre_tokenizer
     specials = list(settings.special_tokens)
-    byte_counts = words.byte_counts()
-    seen = byte_counts > 0  # (every count is at least 1)
-    char_counts: dict[str, int] = {BYTE_CHARS[b]: int(byte_counts[b]) for b in np.flatnonzero(seen)}
+    units, starts = words.units(pre.char_units)
+    unit_counts = words.unit_counts(units, starts, pre.units)
+    seen = np.flatnonzero(unit_counts)  # (every count is at least 1)
+    char_counts: dict[str, int] = {pre.unit_text(u): int(unit_counts[u]) for u in seen.tolist()}
     for c in settings.initial_alphabet:
         char_counts[c] = _INFINITE
     texts: list[str] = []
@@ -205,12 +260,16 @@ def train_words(words: WordBytes, settings: Settings, pattern: str = HF_BYTE_LEV
         if token not in ids:
             ids[token] = len(texts)
             texts.append(token)
-    byte_ids = np.array([ids.get(c, -1) for c in BYTE_CHARS], dtype=np.int32)
-    symbols = byte_ids[words.data]
-    starts = words.starts
-    if (byte_ids[seen] < 0).any():  # chars left out of the alphabet leave the words
+    if not texts:  # HF makes a model that drops every char: refused rather than made
+        raise ValueError(f"no token to train: the {pre.name} pre-tokenizer found no word in the texts, and "
+                         "special_tokens and initial_alphabet are empty")
+    unit_ids = np.full(pre.units, -1, dtype=np.int32)
+    unit_ids[seen] = [ids.get(pre.unit_text(u), -1) for u in seen.tolist()]
+    symbols = unit_ids[units]
+    del units
+    if (unit_ids[seen] < 0).any():  # chars left out of the alphabet leave the words
         kept = symbols >= 0
-        # each word's start among the kept symbols: the kept ones before its first byte
+        # each word's start among the kept symbols: the kept ones before its first unit
         kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
         starts = kept_before[starts]
         symbols = np.ascontiguousarray(symbols[kept])
@@ -223,6 +282,9 @@ def train_words(words: WordBytes, settings: Settings, pattern: str = HF_BYTE_LEV
             texts.append(texts[a] + texts[b])
     # HF's merges are a map: a pair merged twice keeps its later rank
     rank = {(a, b): i for i, (a, b, _) in enumerate(merges.tolist())}
+    ordered = tuple(sorted(rank, key=rank.__getitem__))
+    if pre.char_units:
+        return _char_spec(texts, ordered, specials, ids)
     try:
         tokens, unreachable = vocab_bytes(texts, set(specials), Fields("the trained vocabulary"), field="vocab")
     except FormatError as err:  # a special token outside the byte-level alphabet, spelled by a merge too
@@ -230,15 +292,24 @@ def train_words(words: WordBytes, settings: Settings, pattern: str = HF_BYTE_LEV
                          "byte-level chars has its UTF-8 as its bytes, and bbpe's byte-level BPE cannot hold two "
                          "tokens of the same bytes (HF can: the merged one is never produced from text)") from None
     added = tuple(AddedToken(token, ids[token], decoded=decoded_bytes(token)) for token in dict.fromkeys(specials))
-    return BpeSpec(tokens=tokens, merges=tuple(sorted(rank, key=rank.__getitem__)), pattern=pattern, gaps=True,
-                   ignore_merges=False, added_tokens=added, decoder="ByteLevel", text_form="byte_level",
-                   unreachable=unreachable)
+    return BpeSpec(tokens=tokens, merges=ordered, pattern=pre.pattern, gaps=True, ignore_merges=False,
+                   added_tokens=added, decoder="ByteLevel", text_form="byte_level", unreachable=unreachable)
 
 
-def word_counts_from(counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]]) -> Counter[bytes]:
+def _char_spec(texts: list[str], merges: tuple[tuple[int, int], ...], specials: list[str],
+               ids: dict[str, int]) -> BpeSpec:
+    """The spec of a BPE trained over chars (HF's Whitespace, no ByteLevel): the tokens are
+    their text's UTF-8, no decoder (HF's decode joins the tokens with spaces)."""
+    added = tuple(AddedToken(token, ids[token], decoded=token.encode("utf-8")) for token in dict.fromkeys(specials))
+    return BpeSpec(tokens=tuple(t.encode("utf-8") for t in texts), merges=merges, pattern=pt.WHITESPACE_PATTERN,
+                   ignore_merges=False, added_tokens=added, decoder=None, text_form="chars")
+
+
+def word_counts_from(counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[tuple[str | bytes, int]],
+                     pre: PreTokenizer) -> Counter[bytes]:
     """Counts of pre-tokenized words, keyed by bytes: a key that is a str is the word as
-    byte-level chars (HF's form, ``"Ġhello"``; what ``bbpe count-words`` writes), a bytes
-    key the word's bytes. Counts of the same word add up."""
+    ``count_file_words`` gives it (byte-level chars, HF's form, ``"Ġhello"``; with
+    "whitespace" its text), a bytes key the word's bytes. Counts of the same word add up."""
     items = counts.items() if isinstance(counts, Mapping) else counts
     out: Counter[bytes] = Counter()
     for i, item in enumerate(items):
@@ -247,10 +318,12 @@ def word_counts_from(counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[
         except (TypeError, ValueError):
             raise ValueError(f"counts[{i}]: {item!r} is not a (word, count) pair") from None
         if isinstance(word, str):
-            data = to_bytes(word)
+            try:
+                data = pre.word_bytes(word)
+            except UnicodeEncodeError:
+                data = None
             if data is None:
-                raise ValueError(f"counts: the word {word!r} is not byte-level text (GPT-2's byte-level chars, "
-                                 "such as 'Ġhello' for ' hello'); give its bytes to count it as is")
+                raise ValueError(f"counts: the word {word!r} is not {pre.word_form}; give its bytes to count it as is")
         elif isinstance(word, bytes):
             data = word
         else:
@@ -262,24 +335,24 @@ def word_counts_from(counts: Mapping[str, int] | Mapping[bytes, int] | Iterable[
     return out
 
 
-def train(sources: Any, source: str, settings: Settings, pre_tokenizer: str = "byte_level",
-          show_progress: bool | Any = True, memory_check: bool = True) -> BpeSpec:
+def train(sources: Any, source: str, settings: Settings, show_progress: bool | Any = True,
+          memory_check: bool = True) -> BpeSpec:
     """Counts the words of ``sources`` (``source``: "files", "texts" or "counts", which are
     counted already) and trains on them, with progress bars or the caller's callback; memory
     that runs out is one InsufficientMemoryError naming the stage (``MemoryGuard``)."""
-    pattern = pre_tokenizer_pattern(pre_tokenizer)
+    pre = settings.pre_tokenizer
     with stages(show_progress) as report, MemoryGuard(_sources_name(sources, source), report).watching() as guard:
         if source == "counts":
-            words = WordBytes.from_counts(word_counts_from(sources))
+            words = WordBytes.from_counts(word_counts_from(sources, pre))
         else:
-            counter = WordCounter(pattern)
+            counter = WordCounter(pre.pattern)
             if source == "files":
                 _count_files(counter, sources, guard.progress, memory_check)
             else:
                 _count_texts(counter, sources)
             words = counter.words()
             del counter  # its tables: the arrays hold the words now
-        return train_words(words, settings, pattern, guard.progress)
+        return train_words(words, settings, guard.progress)
 
 
 def _sources_name(sources: Any, source: str) -> str:
@@ -328,29 +401,32 @@ def _count_texts(counter: WordCounter, texts: Any) -> None:
 
 def count_file_words(files: Any, pre_tokenizer: str = "byte_level", show_progress: bool | Any = True) -> dict[str, int]:
     """The pre-tokenized words of the files with their counts (the files' counts added up),
-    words as byte-level text (HF's form, ``"Ġhello"``), in the order first seen: what
-    ``train_from_counts`` takes, to give what training on the files gives."""
-    counter = WordCounter(pre_tokenizer_pattern(pre_tokenizer))
+    in the order first seen, words as byte-level text (HF's form, ``"Ġhello"``) or, with
+    "whitespace", as their text: what ``train_from_counts`` takes, to give what training on
+    the files gives."""
+    pre = PreTokenizer.named(pre_tokenizer)
+    counter = WordCounter(pre.pattern)
     with stages(show_progress) as report:
         _count_files(counter, files, report, memory_check=False)
     words = counter.words()
     data = words.data.tobytes()
     starts = words.starts.tolist()
-    return {to_text(data[starts[w]:starts[w + 1]]): count for w, count in enumerate(words.counts.tolist())}
+    return {pre.word_text(data[starts[w]:starts[w + 1]]): count for w, count in enumerate(words.counts.tolist())}
 
 
 def write_counts(counts: Mapping[str, int], path: str | os.PathLike[str]) -> None:
     """Word counts as a TSV file, ``word<TAB>count`` a line, the most frequent first (then
-    by word): words in byte-level text hold no tab, newline or space. Written whole or not
-    at all."""
+    by word): words in byte-level text, or split by "whitespace", hold no tab, newline or
+    space. Written whole or not at all."""
     lines = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     data = "".join(f"{word}\t{count}\n" for word, count in lines).encode("utf-8")
     write_file(path, data, is_file=False)
 
 
-def read_counts(paths: Iterable[str | os.PathLike[str]]) -> Counter[bytes]:
-    """The counts of TSV files as ``write_counts`` writes them, added up; a line that is not
-    ``word<TAB>count`` is a ValueError naming the file and line."""
+def read_counts(paths: Iterable[str | os.PathLike[str]], pre_tokenizer: str = "byte_level") -> Counter[bytes]:
+    """The counts of TSV files as ``write_counts`` writes them for ``pre_tokenizer``, added
+    up; a line that is not ``word<TAB>count`` is a ValueError naming the file and line."""
+    pre = PreTokenizer.named(pre_tokenizer)
     out: Counter[bytes] = Counter()
     for path in paths:
         name = os.fspath(path)
@@ -364,8 +440,8 @@ def read_counts(paths: Iterable[str | os.PathLike[str]]) -> Counter[bytes]:
             word, tab, count = line.partition("\t")
             if not tab or not count.isdigit() or not word:
                 raise ValueError(f"{name}: line {number}: {line[:60]!r} is not word<TAB>count")
-            key = to_bytes(word)
+            key = pre.word_bytes(word)
             if key is None:
-                raise ValueError(f"{name}: line {number}: {word[:60]!r} is not byte-level text (GPT-2's chars)")
+                raise ValueError(f"{name}: line {number}: {word[:60]!r} is not {pre.word_form}")
             out[key] += int(count)
     return out
