@@ -1,5 +1,8 @@
-"""Training a byte-level BPE: bbpe.BPE.train against HF tokenizers, rustbpe, sentencepiece
-and YouTokenToMe, each run in a fresh process, in one run, on the same machine.
+"""Training a BPE: bbpe.BPE.train against HF tokenizers, rustbpe, sentencepiece and
+YouTokenToMe, each run in a fresh process, in one run, on the same machine. bbpe trains
+with three pre-tokenizers, each against HF's BpeTrainer with the same one where HF has it:
+HF's ByteLevel ("bytelevel"), cl100k's pattern (rustbpe's default split) and HF's
+Whitespace ("whitespace": a BPE over chars, no byte fallback).
 
     python benchmarks/bench_train_bpe.py                                  # all corpora, 8000 and 32000
     python benchmarks/bench_train_bpe.py --lines 3000 --vocab-sizes 5000  # a quick check
@@ -26,7 +29,7 @@ collector is on throughout and the trained model is kept until the child ends.
 With ``--repeat N`` the tools of one (corpus, vocab) run in N rounds, each tool once per
 round (so that a slow spell of the VM falls on all of them alike), and each tool's fastest
 run is kept, with that run's peak RSS. The ratios are bbpe's figure over the tool's in the
-same run (below 1: bbpe is faster / leaner), for each of bbpe's two pre-tokenizers.
+same run (below 1: bbpe is faster / leaner), for each of bbpe's three pre-tokenizers.
 
 A tool that cannot be imported, or a bbpe without ``bbpe.BPE.train``, is skipped with a
 printed reason; a training that fails is a row with its error. The table is printed and,
@@ -54,10 +57,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, versions
 
 CORPORA = ["zh-large", "en-large", "mixed"]
-TOOLS = ["bbpe-bytelevel", "bbpe-cl100k", "hf-bytelevel", "rustbpe", "sentencepiece", "youtokentome"]
-MODULES = {"bbpe-bytelevel": "bbpe", "bbpe-cl100k": "bbpe", "hf-bytelevel": "tokenizers", "rustbpe": "rustbpe",
-           "sentencepiece": "sentencepiece", "youtokentome": "youtokentome"}
-BBPE = {"bl": "bbpe-bytelevel", "cl": "bbpe-cl100k"}  # the ratios' numerators
+TOOLS = ["bbpe-bytelevel", "bbpe-cl100k", "bbpe-whitespace", "hf-bytelevel", "hf-whitespace", "rustbpe",
+         "sentencepiece", "youtokentome"]
+MODULES = {"bbpe-bytelevel": "bbpe", "bbpe-cl100k": "bbpe", "bbpe-whitespace": "bbpe", "hf-bytelevel": "tokenizers",
+           "hf-whitespace": "tokenizers", "rustbpe": "rustbpe", "sentencepiece": "sentencepiece",
+           "youtokentome": "youtokentome"}
+BBPE = {"bl": "bbpe-bytelevel", "cl": "bbpe-cl100k", "ws": "bbpe-whitespace"}  # the ratios' numerators
 HELD_OUT = 2000
 LONGEST = 0  # in a child: the training file's longest line in bytes (sentencepiece's max_sentence_length)
 
@@ -86,6 +91,15 @@ def train(tool: str, path: str, vocab: int, work: str):
         return bbpe_train(path, vocab, "byte_level")
     if tool == "bbpe-cl100k":
         return bbpe_train(path, vocab, "cl100k_base")
+    if tool == "bbpe-whitespace":
+        return bbpe_train(path, vocab, "whitespace")
+    if tool == "hf-whitespace":
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        tok.train([path], trainers.BpeTrainer(vocab_size=vocab, show_progress=False))
+        return tok, lambda s: tok.encode(s).ids
     if tool == "hf-bytelevel":
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -205,26 +219,28 @@ def ratio(a: dict | None, b: dict, key: str) -> str:
 
 def report(args, sizes: dict, results: dict, skipped: dict) -> list[str]:
     held = f"the last {HELD_OUT:,} lines of each corpus"
-    out = [f"## Training a byte-level BPE (`{' '.join(['python benchmarks/bench_train_bpe.py'] + sys.argv[1:])}`)\n",
+    out = [f"## Training a BPE (`{' '.join(['python benchmarks/bench_train_bpe.py'] + sys.argv[1:])}`)\n",
            f"Machine: {machine()}.  ",
            f"Versions: {versions(['bbpe', 'tokenizers', 'rustbpe', 'sentencepiece', 'youtokentome'])}.\n",
            ("Training files: " + ", ".join(f"{c} {n:,} lines, {mb:.1f} MB" for c, (n, mb) in sizes.items())
             + f" (all but {held}, which are held out). Each training in a fresh process: wall seconds of the "
             f"training call (best of {args.repeat}, in rounds), peak RSS of that run's process (MB), "
-            "bl/tool and cl/tool: bbpe-bytelevel's and bbpe-cl100k's figure over the tool's, same run (below 1: "
-            f"bbpe is faster / leaner); tokens/char: the trained model's tokens per character on {held}.\n"),
+            "bl/, cl/, ws/tool: bbpe-bytelevel's, bbpe-cl100k's and bbpe-whitespace's time and RSS over the "
+            "tool's, same run (below 1: bbpe is faster / leaner; the like-for-like ones are bl/hf-bytelevel, "
+            "cl/rustbpe and ws/hf-whitespace); tokens/char: the trained model's tokens per character on "
+            f"{held} (whitespace models drop the spaces and any char they never saw).\n"),
            ("| corpus | vocab | tool | wall s | peak RSS MB | bl/tool time | bl/tool RSS | cl/tool time "
-            "| cl/tool RSS | tokens/char | note |"),
-           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+            "| cl/tool RSS | ws/tool time | ws/tool RSS | tokens/char | note |"),
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for (cname, vocab), rows in results.items():
-        bl, cl = rows.get(BBPE["bl"]), rows.get(BBPE["cl"])
+        ours = [rows.get(BBPE[k]) for k in ("bl", "cl", "ws")]
         for tool, r in rows.items():
             if "wall" not in r:
-                out.append(f"| {cname} | {vocab} | {tool} | – | – | – | – | – | – | – | {r['error']} |")
+                out.append(f"| {cname} | {vocab} | {tool} | – | – | – | – | – | – | – | – | – | {r['error']} |")
                 continue
             note = f"made {r['vocab']} entries" if r.get("vocab") not in (None, vocab) else ""
-            out.append(f"| {cname} | {vocab} | {tool} | {r['wall']:.2f} | {r['rss']:.0f} | {ratio(bl, r, 'wall')} | "
-                       f"{ratio(bl, r, 'rss')} | {ratio(cl, r, 'wall')} | {ratio(cl, r, 'rss')} | {r['tpc']:.3f} | "
+            ratios = " | ".join(f"{ratio(b, r, 'wall')} | {ratio(b, r, 'rss')}" for b in ours)
+            out.append(f"| {cname} | {vocab} | {tool} | {r['wall']:.2f} | {r['rss']:.0f} | {ratios} | {r['tpc']:.3f} | "
                        f"{note} |")
     if skipped:
         out += ["", *(f"* {tool} skipped: {why}." for tool, why in skipped.items())]

@@ -134,10 +134,10 @@ def _random_text(rng: random.Random) -> bytes:
     return "".join(rng.choice(parts) for _ in range(rng.randint(0, 400))).encode()
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "whitespace"])
 def test_line_piece_ends_are_each_lines_pieces(pattern):
     """Each line split as a text of its own, and the same when ``out`` fills and the scan
-    goes on from the last end."""
+    goes on from the last end; a gap's end (HF Whitespace's spaces) negated."""
     from bbpe.bpe import _pretokenize as pt
 
     pid = pt.PATTERN_NAMES[pattern]
@@ -146,9 +146,9 @@ def test_line_piece_ends_are_each_lines_pieces(pattern):
         data = _random_text(rng)
         expected, at = [], 0
         for line in [piece + b"\n" for piece in data.split(b"\n")[:-1]] + [data.split(b"\n")[-1]]:
-            for piece in pt.split(line, pid):
+            for piece in pt.split(line, pid, gaps=True):
                 at += len(piece)
-                expected.append(at)
+                expected.append(-at if piece.isspace() and pattern == "whitespace" else at)
         arr = np.frombuffer(data, dtype=np.uint8)
         for size in (1, 3, 1000):
             got, start = [], 0
@@ -156,19 +156,20 @@ def test_line_piece_ends_are_each_lines_pieces(pattern):
             while start < len(data):
                 n = pt.line_piece_ends(arr, start, len(data), pid, out)
                 got += out[:n].tolist()
-                start = got[-1]
+                start = abs(got[-1])
             assert got == expected
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_word_counts_equal_a_counter(threads):
-    """The threads' tables add up to a Counter of the pieces, words in first-seen order."""
+@pytest.mark.parametrize(("threads", "pattern"), [(1, "gpt2"), (2, "gpt2"), (3, "gpt2"), (2, "whitespace")])
+def test_word_counts_equal_a_counter(threads, pattern):
+    """The threads' tables add up to a Counter of the pieces (gaps left out), words in
+    first-seen order."""
     from collections import Counter
 
     from bbpe.bpe import _pretokenize as pt
     from bbpe.pairmerge.counting import WordTable, count_words
 
-    pid = pt.PATTERN_NAMES["gpt2"]
+    pid = pt.PATTERN_NAMES[pattern]
     rng = random.Random(threads)
     for _ in range(30):
         data = b"".join(_random_text(rng) for _ in range(rng.randint(1, 30)))
