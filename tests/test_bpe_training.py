@@ -442,3 +442,26 @@ def test_whitespace_files_refused(tmp_path):
         path.write_text(json.dumps({**base, **change}), encoding="utf-8")
         with pytest.raises(ValueError, match=message):
             bbpe.load(path)
+
+
+def test_memory_running_out_is_named(monkeypatch):
+    """Memory that runs out while training is one InsufficientMemoryError naming the stage
+    (the kernels raise MemoryError when an array cannot be had, on the merge thread too,
+    which train_merges raises again on the caller's), never a crash; the memory check
+    refuses a corpus that would not fit before reading it."""
+    from bbpe.bpe import training
+    from bbpe.common import resources
+    from bbpe.pairmerge import kernels
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Allocation failed (probably too large).")  # numba's, from np.empty
+
+    monkeypatch.setattr(kernels.kernels, "train_merges", no_memory)
+    with pytest.raises(bbpe.InsufficientMemoryError, match=r"tang300.txt: memory ran out while merging"):
+        bbpe.BPE.train(TANG300, vocab_size=600, show_progress=False)
+    monkeypatch.undo()
+    need = resources.training_estimate(TANG300.stat().st_size, per_byte=training.BYTES_PER_CORPUS_BYTE)
+    monkeypatch.setattr(resources, "available_memory", lambda: need - 1)
+    with pytest.raises(bbpe.InsufficientMemoryError, match=r"tang300.txt: training on .* may need up to"):
+        bbpe.BPE.train(TANG300, vocab_size=600, show_progress=False)
+    assert len(bbpe.BPE.train(TANG300, vocab_size=600, show_progress=False, memory_check=False)) == 600
