@@ -768,3 +768,17 @@ def test_sniff_tells_the_formats_apart(tmp_path: Path) -> None:
 def test_the_format_layer_is_documented_in_one_place() -> None:
     for name in formats.__all__:
         assert hasattr(formats, name), name
+
+
+def test_ranks_without_every_byte_warn(tmp_path: Path) -> None:
+    """Ranks where some byte is no token: bbpe drops that byte when encoding (tiktoken fails
+    on such a text), and says so when it reads them."""
+    import bbpe
+
+    ranks = {bytes([b]): i for i, b in enumerate(b"abc ")} | {b"ab": 4}
+    with pytest.warns(UserWarning, match=r"<ranks>: 252 of the 256 bytes are no token \(0x00, .*drops them"):
+        tok = bbpe.BPE.from_tiktoken(ranks, r"\w+| ")
+    assert tok.encode("ab1c") == [4, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bbpe.BPE.from_tiktoken({bytes([b]): b for b in range(256)}, "gpt2")  # every byte: no warning

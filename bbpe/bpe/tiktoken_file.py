@@ -18,6 +18,7 @@ import gzip
 import io
 import os
 import re
+import warnings
 import zlib
 from collections.abc import Mapping
 from typing import BinaryIO, Union
@@ -53,11 +54,23 @@ def read_tiktoken(source: Source, name: str | None = None, *, pattern: str | Non
         by_rank = _parse(_decompress(data, name), name)
     specials = _special_tokens(special_tokens, by_rank, name)
     tokens, unreachable = _dense_tokens(by_rank, specials, name)
+    _warn_missing_bytes(tokens, name)
     added = tuple(AddedToken(text, kid, decoded=text.encode("utf-8", "surrogatepass"))
                   for text, kid in sorted(specials.items(), key=lambda item: item[1]))
     return BpeSpec(tokens=tokens, merges=None, pattern=regex_pattern, gaps=False, add_prefix_space=False,
                    ignore_merges=True, added_tokens=added, decoder="ByteLevel", text_form="bytes",
                    unreachable=unreachable)
+
+
+def _warn_missing_bytes(tokens: tuple[bytes, ...], name: str) -> None:
+    """A warning when some byte is no token: bbpe drops it from the texts it encodes, where
+    tiktoken fails (a Rust panic, "no entry found for key")."""
+    single = {token[0] for token in tokens if len(token) == 1}
+    missing = [b for b in range(256) if b not in single]
+    if missing:
+        shown = ", ".join(f"0x{b:02X}" for b in missing[:8]) + (", ..." if len(missing) > 8 else "")
+        warnings.warn(f"{name}: {len(missing)} of the 256 bytes are no token ({shown}): bbpe drops them from the "
+                      "texts it encodes (tiktoken fails on such a text)", UserWarning, stacklevel=4)
 
 
 def _read_source(source: object, name: str | None) -> tuple[str, bytes]:
