@@ -16,8 +16,8 @@ def grown1(array, at_least):
 
 
 @_njit
-def grown2(array):
-    """A 2-d ``array`` with half again as many rows."""
-    bigger = np.empty((len(array) * 3 // 2 + 16, array.shape[1]), dtype=array.dtype)
+def grown2(array, at_least=0):
+    """A 2-d ``array`` with room for ``at_least`` rows (at least half again as many)."""
+    bigger = np.empty((max(len(array) * 3 // 2 + 16, at_least), array.shape[1]), dtype=array.dtype)
     bigger[:len(array)] = array
     return bigger

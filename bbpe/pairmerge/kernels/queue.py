@@ -1,24 +1,23 @@
-"""The merge queue: a binary heap of entries, each a pair's row, the count it had when the
-entry was made, and the words to merge it in (a range of the word arena). Deletion is lazy,
-as in HF's trainer: an entry whose count no longer is its pair's goes back in with the
-current count when it reaches the top.
+"""The merge queue: a binary heap of entries, each a row of one int64 table: the count the
+entry was made with, the key it is ordered by among equal counts, where its words start in
+the word arena, and its pair's row and how many words it holds (``row << 32 | words``).
+An entry carries all that the heap compares, so a comparison reads no other table: a pop
+walks one array. Deletion is lazy, as in HF's trainer: an entry whose count no longer is
+its pair's goes back in with the current count when it reaches the top.
 
-Order (``_before``): the greater count first, counts compared as unsigned 64-bit numbers
-(HF reads a pair count that went negative ``as u64``); then the tie rule: ``TIE_IDS``, the
-smaller pair of ids, (a, b) compared as a tuple (trainer.rs's ``Ord for Merge``, HF's), or
-``TIE_FIRST_SEEN``, the pair that appeared first in the words.
+Order (``_goes_before``): the greater count first, counts compared as unsigned 64-bit
+numbers (HF reads a pair count that went negative ``as u64``); then the smaller key. The
+key is the tie rule's: ``TIE_IDS``, the packed pair (so (a, b) compared as a tuple:
+trainer.rs's ``Ord for Merge``, HF's), or ``TIE_FIRST_SEEN``, the pair's row (the pair that
+appeared first in the words).
 """
 
 import numpy as np
 
 from bbpe.kernels.support import _inline
 
-from .pair_table import KEY
-
-# the columns of an entry: the count it was made with, where its words start in the arena,
-# and its pair's row and how many words it holds, as row << 32 | words
-COUNT, START, ROW_LENGTH = 0, 1, 2
-WIDTH = 3
+COUNT, ORDER, START, ROW_LENGTH = 0, 1, 2, 3  # an entry's columns
+WIDTH = 4
 TIE_IDS, TIE_FIRST_SEEN = 0, 1
 _SIGN = np.int64(-0x8000000000000000)
 
@@ -30,54 +29,74 @@ def unsigned_less(a, b):
 
 
 @_inline
-def row_of(entries, e):
-    return entries[e, ROW_LENGTH] >> 32
+def order_key(tie, key, row):
+    """What an entry of the pair ``key`` (packed) at ``row`` is ordered by among equal counts."""
+    return key if tie == TIE_IDS else row
 
 
 @_inline
-def length_of(entries, e):
-    return entries[e, ROW_LENGTH] & 0xFFFFFFFF
+def row_of(heap, i):
+    return heap[i, ROW_LENGTH] >> 32
 
 
 @_inline
-def _before(entries, rows, x, y, tie):
-    cx, cy = entries[x, COUNT], entries[y, COUNT]
-    if cx != cy:
-        return unsigned_less(cy, cx)
-    if tie == TIE_IDS:
-        return rows[row_of(entries, x), KEY] < rows[row_of(entries, y), KEY]
-    return row_of(entries, x) < row_of(entries, y)
+def length_of(heap, i):
+    return heap[i, ROW_LENGTH] & 0xFFFFFFFF
 
 
 @_inline
-def push(heap, size, entries, rows, e, tie):
-    """Adds entry ``e`` to the heap of ``size`` entries (room made by the caller)."""
+def _goes_before(count, order, other_count, other_order):
+    if count != other_count:
+        return unsigned_less(other_count, count)
+    return order < other_order
+
+
+@_inline
+def _put(heap, i, count, order, start, row_length):
+    heap[i, COUNT] = count
+    heap[i, ORDER] = order
+    heap[i, START] = start
+    heap[i, ROW_LENGTH] = row_length
+
+
+@_inline
+def _move(heap, to, source):
+    heap[to, COUNT] = heap[source, COUNT]
+    heap[to, ORDER] = heap[source, ORDER]
+    heap[to, START] = heap[source, START]
+    heap[to, ROW_LENGTH] = heap[source, ROW_LENGTH]
+
+
+@_inline
+def push(heap, size, count, order, start, row_length):
+    """Adds an entry to the heap of ``size`` entries (room made by the caller)."""
     i = size
     while i > 0:
         parent = (i - 1) >> 1
-        if not _before(entries, rows, e, heap[parent], tie):
+        if not _goes_before(count, order, heap[parent, COUNT], heap[parent, ORDER]):
             break
-        heap[i] = heap[parent]
+        _move(heap, i, parent)
         i = parent
-    heap[i] = e
+    _put(heap, i, count, order, start, row_length)
 
 
 @_inline
-def pop(heap, size, entries, rows, tie):
-    """Removes and returns the first entry of a heap of ``size`` > 0 entries."""
-    top = heap[0]
+def pop(heap, size):
+    """Removes the first entry (row 0, read by the caller before) of a heap of ``size`` > 0
+    entries."""
     size -= 1
-    last = heap[size]
+    count, order = heap[size, COUNT], heap[size, ORDER]
+    start, row_length = heap[size, START], heap[size, ROW_LENGTH]
     i = 0
     while True:
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _before(entries, rows, heap[child + 1], heap[child], tie):
+        if child + 1 < size and _goes_before(heap[child + 1, COUNT], heap[child + 1, ORDER], heap[child, COUNT],
+                                             heap[child, ORDER]):
             child += 1
-        if not _before(entries, rows, heap[child], last, tie):
+        if not _goes_before(heap[child, COUNT], heap[child, ORDER], count, order):
             break
-        heap[i] = heap[child]
+        _move(heap, i, child)
         i = child
-    heap[i] = last
-    return top
+    _put(heap, i, count, order, start, row_length)

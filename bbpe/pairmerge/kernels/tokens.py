@@ -20,7 +20,10 @@ EMPTY = -1
 
 @_inline
 def _slot(h, mask):
-    return np.int64(h >> np.uint64(24)) & mask
+    """Where the probe for the hash ``h`` starts. ``h`` is mixed first (Fibonacci hashing):
+    a polynomial hash's high bits are nearly the same for all short tokens (a single
+    char's hash is the char), which would pile them into one run of slots."""
+    return np.int64((h * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(24)) & mask
 
 
 @_njit

@@ -10,22 +10,38 @@ order. A gain counts only when the two tokens together stay shorter than ``max_l
 characters, while the loss always counts (HF's rule, so a pair whose gain was not counted
 can go negative).
 
-A change is written as one number, ``kind * stride + neighbour`` (``stride``: more than any
-token id), so that the merge loop can add up a merge's changes in arrays indexed by it
-rather than look each pair up. (new, new) is one pair whichever side it is seen from: it is
-always ``LEFT_NEW`` with neighbour ``new``.
+A change is written as one number, ``neighbour << KIND_BITS | kind``, so that the merge
+loop can add up a merge's changes in arrays indexed by it rather than look each pair up
+(the kind in the low bits: reading it back is a mask, where a kind above the neighbour
+would cost a division by a stride). (new, new) is one pair whichever side it is seen from:
+it is always ``LEFT_NEW`` with neighbour ``new``.
+
+``merge_word`` has one exit, with ``_release`` of its arrays there (support.py): an early
+return would leave atomic reference-count updates in the loop over the words.
 """
 
 import numpy as np
 
-from bbpe.kernels.support import _inline
+from bbpe.kernels.support import _inline, _release
 
 LEFT_OLD, LEFT_NEW, RIGHT_OLD, RIGHT_NEW = 0, 1, 2, 3
-KINDS = 4
+KIND_BITS = 2
+KINDS = 1 << KIND_BITS
 
 
 @_inline
-def merge_word(symbols, start, length, a, b, new, lengths, max_length, stride, changes):
+def _code(kind, neighbour):
+    """The change of this kind involving ``neighbour``."""
+    return (np.int64(neighbour) << KIND_BITS) | kind
+
+
+@_inline
+def kind_of(code):
+    return code & (KINDS - 1)
+
+
+@_inline
+def merge_word(symbols, start, length, a, b, new, lengths, max_length, changes):
     """Merges (a, b) into ``new`` in the word; writes its changes into ``changes`` (room
     for 2 per symbol) and returns (new length, number of changes)."""
     n = 0
@@ -33,39 +49,38 @@ def merge_word(symbols, start, length, a, b, new, lengths, max_length, stride, c
     r = start
     while r + 1 < end and not (symbols[r] == a and symbols[r + 1] == b):
         r += 1  # nothing to rewrite before the first occurrence
-    if r + 1 >= end:
-        return np.int64(length), 0
     out = r
     while r < end:
         if symbols[r] == a and r + 1 < end and symbols[r + 1] == b:
             if out > start:
                 before = symbols[out - 1]
-                changes[n] = LEFT_OLD * stride + before
+                changes[n] = _code(LEFT_OLD, before)
                 n += 1
                 if lengths[before] + lengths[new] < max_length:
-                    changes[n] = LEFT_NEW * stride + before
+                    changes[n] = _code(LEFT_NEW, before)
                     n += 1
             symbols[out] = new
             out += 1
             r += 2
             if r < end:
                 after = symbols[r]
-                changes[n] = RIGHT_OLD * stride + after
+                changes[n] = _code(RIGHT_OLD, after)
                 n += 1
                 if lengths[after] + lengths[new] < max_length:
-                    changes[n] = (LEFT_NEW * stride + new) if after == new else (RIGHT_NEW * stride + after)
+                    changes[n] = _code(LEFT_NEW, new) if after == new else _code(RIGHT_NEW, after)
                     n += 1
         else:
             symbols[out] = symbols[r]
             out += 1
             r += 1
+    _release(symbols, lengths, changes)
     return np.int64(out - start), n
 
 
 @_inline
-def pair_of(code, stride, a, b, new):
+def pair_of(code, a, b, new):
     """The pair (first, second) that a change names."""
-    kind, x = code // stride, code % stride
+    kind, x = kind_of(code), code >> KIND_BITS
     if kind == LEFT_OLD:
         return x, a
     if kind == LEFT_NEW:
