@@ -91,3 +91,15 @@ def test_ahead_of_time_build_leaves_no_jit_cache(tmp_path):
                     np.array([0, 1, 2, 3], dtype=np.int64), 10, 0, 1 << 62, 0, np.zeros(2, dtype=np.int64))
     ours, theirs = module.train_merges(*args()), kernels.jit_kernels().train_merges(*args())
     assert ours[0].tolist() == theirs[0].tolist() and ours[1] == theirs[1] > 3
+
+
+@pytest.mark.parametrize("package", ["bbpe.xbbpe.kernels", "bbpe.pairmerge.kernels"])
+def test_compiled_kernels_are_the_exported_ones(package):
+    """The build compiles exactly the kernels that carry a signature (``@exported``)."""
+    import importlib
+
+    kernels = importlib.import_module(package)
+    assert kernels.AHEAD_OF_TIME, "the kernels were not compiled at build time (see the build log)"
+    marked = {name: f for name, f in vars(kernels.jit_kernels()).items() if hasattr(f, "aot_signature")}
+    compiled = {name for name in dir(kernels.kernels) if not name.startswith("__")}
+    assert compiled == set(marked)

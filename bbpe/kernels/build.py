@@ -1,10 +1,10 @@
 """Build-time only: compile one model's kernel package ahead of time into an extension
 module with numba's ``pycc`` (setup.py calls ``build`` once per package).
 
-The package's ``aot.py`` names the extension (``MODULE``), its kernel modules
-(``MODULES``) and the signature of each exported kernel (``signatures()``): the arrays the
-drivers pass, by dtype, dimensions and layout. A call with other types fails with
-TypeError, which the tests show. The code is compiled for a generic x86-64 (or the build
+The package's ``aot.py`` names the extension (``MODULE``) and its kernel modules
+(``MODULES``); each exported kernel carries its signature beside it (``@exported`` of
+``bbpe.kernels.support``): the arrays the drivers pass, by dtype, dimensions and layout. A
+call with other types fails with TypeError, which the tests show. The code is compiled for a generic x86-64 (or the build
 machine's architecture), so the extension runs wherever the wheel does.
 
 The kernel modules are imported under their own names from the source tree, with every
@@ -82,16 +82,17 @@ def build(package: str, root: str, output_dir: str, verbose: bool = False) -> st
         try:
             config.CACHE_DIR = cache_dir  # numba reads the variable once, at import
             pycc_compiler.Flags = _flags_releasing_gil(previous_flags)
-            exports = importlib.import_module(f"{package}.aot")
-            functions: dict[str, Any] = {}  # numba dispatchers
-            for name in exports.MODULES:
+            aot = importlib.import_module(f"{package}.aot")
+            kernel_types = importlib.import_module("bbpe.kernels.support").kernel_types()
+            exported: dict[str, Any] = {}  # numba dispatchers, by name (one imported elsewhere too: once)
+            for name in aot.MODULES:
                 loaded = importlib.import_module(f"{package}.{name}")
-                functions.update((n, v) for n, v in vars(loaded).items() if hasattr(v, "py_func"))
-            cc = CC(exports.MODULE, source_module=loaded)
+                exported.update((n, v) for n, v in vars(loaded).items() if hasattr(v, "aot_signature"))
+            cc = CC(aot.MODULE, source_module=loaded)
             cc.output_dir = output_dir
             cc.verbose = verbose
-            for name, signature in exports.signatures().items():
-                cc.export(name, signature)(functions[name].py_func)
+            for name, kernel in exported.items():
+                cc.export(name, kernel.aot_signature(kernel_types))(kernel.py_func)
             cc.compile()
         finally:
             pycc_compiler.Flags = previous_flags

@@ -23,6 +23,34 @@ _njit = numba.njit(cache=True, nogil=True)
 _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
+def exported(signature):
+    """Marks a kernel that the ahead-of-time build exports (``bbpe.kernels.build``), with
+    its exact signature written beside it: ``signature`` takes ``kernel_types()`` and returns
+    the numba signature, and runs only when the build does (importing a kernel costs
+    nothing more). Above ``@_njit``: ``@exported(lambda t: t.i8(t.I8, t.i8))``."""
+    def mark(kernel):
+        kernel.aot_signature = signature
+        return kernel
+    return mark
+
+
+def kernel_types():
+    """The numba types the kernels' signatures are written with, by short name: scalars
+    (``i8``, ``i4``, ``u8``, ``u1``, ``boolean``, ``none``), ``Tuple``/``UniTuple``, ``a(dtype,
+    ndim=1, readonly=False)`` for a C-contiguous array, the 1-d ones ``I8``, ``I4``, ``U8``,
+    ``U1``, the 2-d ones ``I8_2``, ``I4_2``, ``U8_2``, and ``U1_READONLY`` (a bytes object's
+    buffer). Every array the drivers pass is C-contiguous."""
+    from types import SimpleNamespace
+
+    def a(dtype, ndim=1, readonly=False):
+        return types.Array(dtype, ndim, "C", readonly=readonly)
+
+    i8, i4, u8, u1 = types.int64, types.int32, types.uint64, types.uint8
+    return SimpleNamespace(i8=i8, i4=i4, u8=u8, u1=u1, boolean=types.boolean, none=types.none, Tuple=types.Tuple,
+                           UniTuple=types.UniTuple, a=a, I8=a(i8), I4=a(i4), U8=a(u8), U1=a(u1), I8_2=a(i8, 2),
+                           I4_2=a(i4, 2), U8_2=a(u8, 2), U1_READONLY=a(u1, readonly=True))
+
+
 @_inline
 def _release(a, b=None, c=None, d=None, e=None, f=None, g=None, h=None):
     """Nothing: a helper with branches calls it on the arrays it takes, at its one exit.

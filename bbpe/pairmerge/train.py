@@ -12,6 +12,7 @@ import numpy as np
 from ..common.progress import ProgressFn
 
 TIES = {"ids": 0, "first_seen": 1}  # queue.TIE_IDS, queue.TIE_FIRST_SEEN
+SCORES = ("frequency", "likelihood")
 NO_LIMIT = 1 << 62  # max_token_length=None
 _POLL_SECONDS = 0.1
 
@@ -66,19 +67,28 @@ def spellings(tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, min_frequency: int = 0,
-                 max_token_length: int | None = None, tie: str = "ids",
+                 max_token_length: int | None = None, tie: str = "ids", score: str = "frequency",
                  progress: ProgressFn | None = None) -> tuple[np.ndarray, int]:
     """The merges of ``words`` until there are ``vocab_size`` tokens (or no pair has a count
     reaching ``min_frequency``, at least 1): rows (a, b, new token id), in order, and the
     number of tokens. ``tokens`` spell the first ids; a merge spelling one of them, or an
     earlier merge's token, gives that id (so ``new`` is either an old id or the next one).
-    ``tie`` orders pairs of equal count: "ids" (HF's: the smaller (a, b)) or "first_seen".
+
+    ``score``: "frequency" (BPE, HF's BpeTrainer: the pair of the greatest count; a pair
+    whose token would pass ``max_token_length`` chars gains no count, as in HF) or
+    "likelihood" (WordPiece, seed 002: the pair of the greatest ``count(ab) / (count(a) *
+    count(b))``, compared exactly; a pair whose token would pass ``max_token_length`` is
+    never merged). ``tie`` orders pairs of equal score: "ids" (HF's: the smaller (a, b)) or,
+    by frequency only, "first_seen".
 
     The symbols of ``words`` are rewritten: each word ends as the tokens it trained into."""
     from .kernels import kernels as K
 
-    if tie not in TIES:
-        raise ValueError(f"tie: {tie!r} is not one of {sorted(TIES)}")
+    if score not in SCORES:
+        raise ValueError(f"score: {score!r} is not one of {', '.join(SCORES)}")
+    if tie not in TIES or (score == "likelihood" and tie != "ids"):
+        allowed = ["ids"] if score == "likelihood" else sorted(TIES)
+        raise ValueError(f"tie: {tie!r} is not one of {allowed} (with score {score!r})")
     words.symbols = np.ascontiguousarray(words.symbols, dtype=np.int32)
     words.starts = np.ascontiguousarray(words.starts, dtype=np.int64)
     words.counts = np.ascontiguousarray(words.counts, dtype=np.int64)
@@ -86,17 +96,18 @@ def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, mi
     content, starts = spellings(tokens)
     state = np.array([0, len(tokens)], dtype=np.int64)  # merges made, tokens: the kernel updates them
     limit = NO_LIMIT if max_token_length is None else int(max_token_length)
-    args = (words.symbols, words.starts, words.counts, content, starts, int(vocab_size), int(min_frequency), limit,
-            TIES[tie], state)
+    common = (words.symbols, words.starts, words.counts, content, starts, int(vocab_size), int(min_frequency), limit)
+    kernel, args = ((K.train_merges, (*common, TIES[tie], state)) if score == "frequency" else
+                    (K.likelihood_merges, (*common, state)))
     if progress is None:
-        return K.train_merges(*args)
+        return kernel(*args)
     total = max(min(int(vocab_size), len(tokens) + len(words.symbols)) - len(tokens), 0)  # the kernel's limit
     progress("merge", 0, total)
     result: list = []
 
     def run() -> None:
         try:
-            result.append(K.train_merges(*args))
+            result.append(kernel(*args))
         except BaseException as err:  # noqa: BLE001 - raised again on the caller's thread
             result.append(err)
 

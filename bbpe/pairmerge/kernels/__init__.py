@@ -3,8 +3,9 @@ them: ``kernels``, compiled ahead of time or else by numba's JIT (``bbpe.kernels
 
 One job per module: ``pair_table`` (the pairs and their counts), ``queue`` (the merge
 queue and its order), ``tokens`` (what each token spells; the token a merge makes),
-``words`` (a merge inside one word), ``merge_loop`` (the loop itself), ``arrays``
-(growing the tables)."""
+``words`` (a merge inside one word), ``merge_loop`` (the loop itself, by frequency),
+``likelihood`` (the loop by WordPiece's likelihood score), ``counting`` (the words of a
+corpus), ``arrays`` (growing the tables)."""
 
 from __future__ import annotations
 

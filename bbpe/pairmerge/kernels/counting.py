@@ -11,11 +11,17 @@ Each call returns the table, grown if it had to.
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit
+from bbpe.kernels.support import _inline, _njit, exported
 
 from .arrays import grown1, grown2
 
 HASH, START, LENGTH, COUNT = 0, 1, 2, 3
+
+
+def _table(t):
+    """A table's arrays but its sizes (index, words, arena), as the signatures write them."""
+    return t.I8, t.I8_2, t.U1
+
 EMPTY = -1
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
@@ -37,6 +43,7 @@ def _same(data, start, end, arena, at):
     return True
 
 
+@exported(lambda t: t.Tuple((*_table(t), t.I8))())
 @_njit
 def new_table():
     sizes = np.zeros(2, dtype=np.int64)
@@ -86,6 +93,7 @@ def _add(index, words, arena, sizes, data, start, end, h, count):
     return index, words, arena
 
 
+@exported(lambda t: t.Tuple(_table(t))(*_table(t), t.I8, t.U1_READONLY, t.i8, t.I8, t.i8))
 @_njit
 def count_pieces(index, words, arena, sizes, data, begin, ends, n_ends):
     """Counts the pieces ``data[begin:ends[0]]``, ``data[ends[0]:ends[1]]``, ... (the first
@@ -103,6 +111,7 @@ def count_pieces(index, words, arena, sizes, data, begin, ends, n_ends):
     return index, words, arena
 
 
+@exported(lambda t: t.I8(t.U1, t.I8))
 @_njit
 def word_hashes(arena, starts):
     """The hash of each word ``arena[starts[w]:starts[w + 1]]``, as the table takes it."""
@@ -112,6 +121,7 @@ def word_hashes(arena, starts):
     return out
 
 
+@exported(lambda t: t.Tuple(_table(t))(*_table(t), t.I8, t.I8_2, t.U1, t.i8))
 @_njit
 def merge_tables(index, words, arena, sizes, other_words, other_arena, other_n):
     """Adds the first ``other_n`` words of another table (with its arena) to this one, in

@@ -38,7 +38,7 @@ Chinese, whose first merges touch most words):
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release, prefetch
+from bbpe.kernels.support import _inline, _njit, _release, exported, prefetch
 
 from . import pair_table as pt
 from . import queue as q
@@ -295,6 +295,7 @@ def _add_entries(state, touched, n_touched, events, n_events, rows, positions, n
     return n_positions, size
 
 
+@exported(lambda t: t.Tuple((t.I8_2, t.i8))(t.I4, t.I8, t.I8, t.I4, t.I8, t.i8, t.i8, t.i8, t.i8, t.I8))
 @_njit
 def train_merges(symbols, starts, counts, content, content_starts, vocab_size, min_frequency, max_length, tie,
                  progress):

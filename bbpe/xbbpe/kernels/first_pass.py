@@ -10,7 +10,7 @@ for the first time is interned by its bytes.
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release, prefetch
+from bbpe.kernels.support import _inline, _njit, _release, exported, prefetch
 
 from .keys import _AHEAD, _M1, _SH29, _append_row, _pair_key_lookup, _pair_words
 from .linking import _WALK_AHEAD
@@ -39,6 +39,7 @@ def _grown_pair_table(table):
     return grown
 
 
+@exported(lambda t: t.Tuple((t.i8, t.I8_2))(t.I8, t.i8, t.I8, t.I8, t.I8, t.I4_2, t.U8_2, t.I8, t.i8, t.I8_2, t.I8))
 @_njit
 def count_slots(order, start, base, tlen, tmult, S, words, meta, key_limit, table, tmeta):
     """Weighted pair counts for the types order[start:] (last-occurrence order, so slot
@@ -111,6 +112,7 @@ def _new_pair_key(table, e, words, meta, tmeta):
     _release(table, words, meta, tmeta)
 
 
+@exported(lambda t: t.I8_2(t.I8, t.I8, t.I8, t.I8, t.I4_2, t.I8_2, t.I8))
 @_njit
 def count_codes(order, base, tlen, tmult, S, table, tmeta):
     """``count_slots`` for the last range of the slot order, on a thread beside the one
@@ -132,6 +134,7 @@ def count_codes(order, base, tlen, tmult, S, table, tmeta):
     return table
 
 
+@exported(lambda t: t.I8_2(t.I8_2, t.i8))
 @_njit
 def numbered_pairs(table, count):
     """``count_codes``'s pairs by number: (code, count, last slot) each."""
@@ -145,6 +148,7 @@ def numbered_pairs(table, count):
     return pairs
 
 
+@exported(lambda t: t.Tuple((t.i8, t.I8_2))(t.I8_2, t.i8, t.I8_2, t.U8_2, t.I8, t.i8, t.I8, t.I4))
 @_njit
 def merge_counts(pairs, start, table, words, meta, key_limit, tmeta, rows):
     """Fold ``count_codes``'s pairs (``numbered_pairs``) into the table of the slots
@@ -177,6 +181,7 @@ def merge_counts(pairs, start, table, words, meta, key_limit, tmeta, rows):
     return pairs.shape[0], table
 
 
+@exported(lambda t: t.none(t.I8, t.I8, t.I8, t.I4_2, t.I4))
 @_njit
 def renumber_pairs(order, base, tlen, S, rows):
     """S[i, PK] = rows[S[i, PK]] for the pairs of the types ``order`` (``count_codes``'s)."""
@@ -186,6 +191,7 @@ def renumber_pairs(order, base, tlen, S, rows):
             S[i, PK] = rows[S[i, PK]]
 
 
+@exported(lambda t: t.none(t.I8_2, t.I8, t.I8))
 @_njit
 def pair_counts(table, occ, lastpos):
     """Scatter the pair table into per-key arrays: occ[K] occurrences, lastpos[K] last slot."""
@@ -196,6 +202,7 @@ def pair_counts(table, occ, lastpos):
             lastpos[k] = table[e, _LAST]
 
 
+@exported(lambda t: t.i8(t.I8, t.I8, t.i8))
 @_njit
 def best_pair(occ, lastpos, nkeys):
     """Q5: the pair with the most occurrences (at least 2), ties to the earliest last one.
@@ -215,6 +222,7 @@ def best_pair(occ, lastpos, nkeys):
     return best
 
 
+@exported(lambda t: t.i8(t.I8, t.I8, t.I8, t.I8, t.i8, t.I4_2, t.U8_2, t.I4, t.I8, t.I8, t.I8))
 @_njit
 def first_pass(order, base, tlen, tmult, best, S, words, slots, occ, single_counts, single_first):
     """The first pass of MergeMaxPairWord (Q6) on the types ``order``, in any order.

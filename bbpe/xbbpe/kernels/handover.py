@@ -12,6 +12,7 @@ from bbpe.kernels.support import (
     atomic_cas,
     atomic_load,
     atomic_store,
+    exported,
     full_fence,
     monotonic_ns,
     sleep_while,
@@ -137,6 +138,7 @@ def _command(sync, command, code):
 _SLOW_NS = 500_000  # waits of less than this in a call of run_merges say nothing yet
 
 
+@exported(lambda t: t.boolean(t.i8, t.i8, t.i8))
 @_njit
 def too_slow(waited, elapsed, share):
     """Whether a follower that kept the leader waiting ``waited`` ns of ``elapsed`` is
@@ -147,6 +149,7 @@ def too_slow(waited, elapsed, share):
     return share > 0 and waited >= _SLOW_NS and waited * share > elapsed
 
 
+@exported(lambda t: t.none(t.I8))
 @_njit
 def stop_follower(sync):
     """Tell the follower to return (CMD_EXIT), from the leader's side: the caller of
@@ -154,6 +157,7 @@ def stop_follower(sync):
     _command(sync, (sync[SYNC_CMD] >> 2) + 1, CMD_EXIT)
 
 
+@exported(lambda t: t.none(t.I8))
 @_njit
 def follower_stopped(sync):
     """Tell the leader that the follower's thread has stopped (SYNC_STOPPED): a leader

@@ -2,7 +2,7 @@
 (Q5); an entry that lost occurrences is lowered when it comes to the top.
 """
 
-from bbpe.kernels.support import _inline, _njit, _release
+from bbpe.kernels.support import _inline, _njit, _release, exported
 
 from .key_states import _live, _occ, _tail
 
@@ -55,6 +55,7 @@ def heap_push(hocc, htail, hkey, hmeta, o, t, k):
     _release(hocc, htail, hkey, hmeta)
 
 
+@exported(lambda t: t.i8(t.I4, t.I4, t.I4, t.I8, t.I4_2, t.I4_2, t.i8, t.i8))
 @_njit
 def heap_rebuild(hocc, htail, hkey, hmeta, kst, kst1, classes, nkeys):
     """Drop every stale entry: one entry per live key, heapified."""

@@ -4,7 +4,7 @@
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _release
+from bbpe.kernels.support import _inline, _release, exported
 
 from .tables import DIRTY, FINGER, FLAGS, HEAD, IN_VOCAB, OCC, RAISED, TAIL, TOKEN
 
@@ -59,6 +59,7 @@ def _live(kst, kst1, classes, k):
     return _occ(kst, kst1, classes, k) >= 2
 
 
+@exported(lambda t: t.i8(t.I4_2, t.I4_2, t.i8, t.i8))
 @_inline
 def count_live(kst, kst1, classes, nkeys):
     """The number of keys with a heap entry (``_live``)."""

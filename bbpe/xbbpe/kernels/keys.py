@@ -14,7 +14,7 @@ bytes share one count, as in the C++ ``unordered_map<WordIdKey, int64_t>``.
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release, prefetch
+from bbpe.kernels.support import _inline, _njit, _release, exported, prefetch
 
 from .tables import KEY_BYTES
 
@@ -46,6 +46,7 @@ def _key_hash(w0, w1, w2):
     return h
 
 
+@exported(lambda t: t.UniTuple(t.i8, 2)(t.U8_2, t.I4, t.u8, t.u8, t.u8))
 @_inline
 def _find(words, slots, w0, w1, w2):
     """(slot, row): the row holding the key, or -1 and the empty slot where it would go.
@@ -107,6 +108,7 @@ def intern(words, slots, meta, w0, w1, w2):
     return row
 
 
+@exported(lambda t: t.none(t.U8_2, t.I4, t.U8_2, t.I8))
 @_njit
 def find_rows(words, slots, query, rows):
     """rows[i]: the row of key query[i] (packed as in ``words``), or -1."""
@@ -114,6 +116,7 @@ def find_rows(words, slots, query, rows):
         _, rows[i] = _find_live(words, slots, query[i, 0], query[i, 1], query[i, 2])
 
 
+@exported(lambda t: t.none(t.U8_2, t.i8, t.i8, t.I4))
 @_njit
 def index_rows(words, start, stop, slots):
     """Index rows start..stop-1 in ``slots``, which holds other keys or none, and no
@@ -138,12 +141,14 @@ def index_rows(words, start, stop, slots):
         slots[i] = row + 1
 
 
+@exported(lambda t: t.none(t.U8_2, t.i8, t.I4))
 @_njit
 def reindex(words, nkeys, slots):
     """Fill a fresh (all 0) ``slots`` array with rows 0..nkeys-1 (after the table grew)."""
     index_rows(words, 0, nkeys, slots)
 
 
+@exported(lambda t: t.none(t.U8_2, t.i8, t.U8_2, t.I4, t.I8, t.I4))
 @_njit
 def intern_rows(src, nsrc, words, slots, meta, rowmap):
     """Intern the keys src[0:nsrc] (another key table's rows) in this table, in row order;

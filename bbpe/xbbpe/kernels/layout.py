@@ -12,11 +12,12 @@ last occurrences, so "the earliest last occurrence" (Q5) is "the smallest last s
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit
+from bbpe.kernels.support import _inline, _njit, exported
 
 from .tables import NXT, PK, PRV, SENTINEL, TOK
 
 
+@exported(lambda t: t.none(t.I8, t.I8, t.I8, t.i8, t.i8, t.i8, t.I8, t.I8, t.I8, t.I8))
 @_njit
 def slot_order(tlast, tstart, tmult, nlists, first, slot_offset, order, base, tlen, mult):
     """A part's share of the slot order, written into the slices of the whole that are its
@@ -42,6 +43,7 @@ def slot_order(tlast, tstart, tmult, nlists, first, slot_offset, order, base, tl
             k += 1
 
 
+@exported(lambda t: t.I8(t.I8, t.I8, t.I8, t.i8, t.i8, t.i8, t.I8, t.I8, t.I8, t.I8))
 @_njit
 def backward_slot_order(tlast, tstart, tmult, nlists, first, slot_offset, order, base, tlen, mult):
     """``slot_order`` of a part scanned backwards (``scan_types_backward``), its types
@@ -90,6 +92,7 @@ def _lay_out(ttoks, a, b, rowmap, s, S):
     S[s, PRV] = -1
 
 
+@exported(lambda t: t.none(t.I4, t.I8, t.i8, t.I4, t.I8, t.I4_2))
 @_njit
 def layout_types(ttoks, tstart, ntypes, rowmap, base, S):
     """Lay out a part's types 0..ntypes-1, each at base[t] (``_lay_out``). By number, not
@@ -98,6 +101,7 @@ def layout_types(ttoks, tstart, ntypes, rowmap, base, S):
         _lay_out(ttoks, tstart[t], tstart[t + 1], rowmap, base[t], S)
 
 
+@exported(lambda t: t.none(t.I4, t.I8, t.I8, t.I4, t.I8, t.I4_2))
 @_njit
 def layout_types_backward(ttoks, tstart, number, rowmap, base, S):
     """``layout_types`` for a part scanned backwards: its tokens are by the scan's own

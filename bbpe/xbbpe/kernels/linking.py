@@ -4,7 +4,7 @@ keys, a piece of the layout at a time (on two threads with two classes).
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release, prefetch
+from bbpe.kernels.support import _inline, _njit, _release, exported, prefetch
 
 from .pair_keys import _pair_key_reusing
 from .tables import HEAD, NXT, OCC, PK, PRV, TAIL, TOK
@@ -54,6 +54,10 @@ def _prefetch_link(i, S, kst):
     _release(S, kst)
 
 
+@exported(lambda t: t.i8(
+    t.I8, t.i8, t.I8, t.I8, t.I8, t.I4_2, t.U8_2, t.I4, t.I8, t.i8, t.I4, t.I4_2, t.I4_2, t.I4_2, t.i8, t.i8, t.i8,
+    t.I8
+))
 @_njit
 def link_slots(order, start, base, tlen, tmult, S, words, slots, meta, key_limit, smul, kst, kst0, kst1, classes, shift,
                c, lock):

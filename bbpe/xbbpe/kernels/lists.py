@@ -4,7 +4,7 @@ and squeezing the slots merged away (``compact_slots``).
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release
+from bbpe.kernels.support import _inline, _njit, _release, exported
 
 from .tables import DEAD, DIRTY, FINGER, FLAGS, HEAD, NXT, OCC, PK, PRV, RAISED, SENTINEL, TAIL, TOK
 
@@ -117,6 +117,7 @@ def _link(s, k, m, S, kst, finger):
     _release(S, kst, finger)
 
 
+@exported(lambda t: t.i8(t.I4_2, t.i8, t.I4, t.I4_2, t.I4_2, t.i8, t.i8))
 @_njit
 def compact_slots(S, n, smul, kst, kst1, classes, nkeys):
     """Squeeze out the DEAD slots, in place; returns the new number of slots.

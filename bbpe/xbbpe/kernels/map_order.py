@@ -7,12 +7,13 @@ the list head" (libstdc++'s &_M_before_begin).
 
 import numpy as np
 
-from bbpe.kernels.support import _njit
+from bbpe.kernels.support import _njit, exported
 
 _UMAP_EMPTY = -1
 _UMAP_HEAD = -2
 
 
+@exported(lambda t: t.U8(t.a(t.u1, 2), t.I8))
 @_njit
 def blog_hashes(keys, lens):
     """The blog's ``std::hash<WordIdKey>`` of every key.
@@ -85,6 +86,7 @@ def _rehash(hashes, nxt, head, nbuckets):
     return before, head
 
 
+@exported(lambda t: t.I8(t.U8, t.U8, t.i8, t.i8))
 @_njit
 def umap_replay(hashes, counts, step, next_resize):
     """Insert nodes 0..n-1 (distinct keys) in order; return them in iteration order.

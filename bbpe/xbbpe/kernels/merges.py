@@ -29,7 +29,7 @@ placeholders, never read.
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release, atomic_load, monotonic_ns, prefetch
+from bbpe.kernels.support import _inline, _njit, _release, atomic_load, exported, monotonic_ns, prefetch
 
 from .handover import _command, _leader_waits_for, _post_to_follower, _post_to_leader, _wait_for, too_slow
 from .heap import _heap_pop_valid, heap_push, heap_rebuild
@@ -362,6 +362,10 @@ def _finish_step(dirty, nd, npush, dirty1, pvals1, n1, meta, kst, kst1, classes,
     return hocc, htail, hkey
 
 
+@exported(lambda t: t.Tuple((t.i8, t.i8, t.i8, t.I4, t.I4, t.I4, t.I4, t.I4, t.I4, t.I8))(
+    t.i8, t.i8, t.i8, t.I4, t.I4_2, t.I4, t.U8_2, t.I4, t.I8, t.I4_2, t.I4_2, t.i8, t.I4, t.I4, t.I4, t.I8, t.I4,
+    t.I4, t.I4, t.I8, t.I8, t.I4, t.I4, t.I8, t.I4, t.I8, t.I8, t.boolean, t.i8
+))
 @_njit
 def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst, kst1, classes, finger, finger1,
                free, fmeta, hocc, htail, hkey, hmeta, smeta, dirty, dirty1, pvals1, frees0, sync, lock, follower,
@@ -474,6 +478,9 @@ def run_merges(max_steps, size, limit, winners, S, smul, words, slots, meta, kst
     return RESTART if restart else 0, steps, size, slots, hocc, htail, hkey, dirty, dirty1, pvals1
 
 
+@exported(lambda t: t.i8(
+    t.i8, t.I8, t.I4_2, t.I4, t.U8_2, t.I4, t.I8, t.I4_2, t.I4_2, t.I4, t.I4, t.I8, t.I4, t.I4, t.I8, t.I8
+))
 @_njit
 def follow_merges(seen, sync, S, smul, words, slots, meta, kst, kst1, finger1, dirty1, pvals1, frees0, free, fmeta,
                   lock):

@@ -15,7 +15,7 @@ Type store: tokens ``ttoks`` (int32), type t = ttoks[tstart[t]:tstart[t + 1]];
 
 import numpy as np
 
-from bbpe.kernels.support import _inline, _njit, _release, prefetch
+from bbpe.kernels.support import _inline, _njit, _release, exported, prefetch
 
 from .keys import _M1, _SH29
 from .text import _DELIMITER_LEAD, _cut_segment_memo, delimiter_len
@@ -71,6 +71,9 @@ def _store_lists(nb, bstart, blen, bhash, blist, ntypes, nt, ttoks, tstart, tmul
     return ntypes, nt
 
 
+@exported(lambda t: t.UniTuple(t.i8, 2)(
+    t.U1_READONLY, t.i8, t.U8_2, t.I4, t.I8, t.i8, t.I4, t.I8, t.I8, t.I8, t.U8, t.I4, t.I8, t.I4
+))
 @_njit
 def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, tlast, thash, tslots, tmeta,
                memo):
@@ -136,6 +139,9 @@ def scan_types(buf, start, words, slots, meta, key_limit, ttoks, tstart, tmult, 
     return n, 0
 
 
+@exported(lambda t: t.UniTuple(t.i8, 2)(
+    t.U1_READONLY, t.i8, t.U8_2, t.I4, t.I8, t.i8, t.I4, t.I8, t.I8, t.I8, t.U8, t.I4, t.I8, t.I4
+))
 @_njit
 def scan_types_backward(buf, end, words, slots, meta, key_limit, ttoks, tstart, tmult, tlast, thash, tslots, tmeta,
                         memo):
@@ -200,6 +206,7 @@ def scan_types_backward(buf, end, words, slots, meta, key_limit, ttoks, tstart, 
     return -1, 0
 
 
+@exported(lambda t: t.none(t.U8, t.i8, t.I4))
 @_njit
 def reindex_types(thash, ntypes, tslots):
     """Fill a fresh (all 0) type index with types 0..ntypes-1."""
