@@ -39,6 +39,7 @@ with ``--out``, written to a markdown file (benchmarks/README.md is left alone).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -83,6 +84,24 @@ def bbpe_train(path: str, vocab: int, pre_tokenizer: str):
     except NotImplementedError as err:  # the stub that stands for it until it is written
         raise Skip(f"bbpe.BPE.train: {err}") from None
     return tok, tok.encode
+
+
+IMPORTS = {  # what each tool's user imports before training (the child imports it untimed)
+    "hf-bytelevel": ("tokenizers", "tokenizers.models", "tokenizers.pre_tokenizers", "tokenizers.trainers",
+                     "tokenizers.decoders"),
+    "rustbpe": ("rustbpe",), "sentencepiece": ("sentencepiece",), "youtokentome": ("youtokentome",),
+}
+
+
+def import_tool(tool: str) -> None:
+    """Imports what ``train(tool, ...)`` uses, so that its timing leaves the import out."""
+    if tool.startswith("bbpe-"):
+        import bbpe
+
+        _ = bbpe.BPE  # (imported when first named)
+        return
+    for module in IMPORTS.get(tool, IMPORTS["hf-bytelevel"] if tool.startswith("hf-") else ()):
+        importlib.import_module(module)
 
 
 def train(tool: str, path: str, vocab: int, work: str):
@@ -145,6 +164,7 @@ def child(tool: str, path: str, held_out: str, vocab: int, work: str, result: st
         with open(path, "rb") as f:
             LONGEST = max(map(len, f))
     try:
+        import_tool(tool)
         start = time.perf_counter()
         model, encode = train(tool, path, vocab, work)
         wall = time.perf_counter() - start

@@ -203,6 +203,57 @@ def test_many_first_tokens():
         assert _engine(case, "ids")[0] == _reference(case, "ids")
 
 
+def test_the_word_arena_compacts_in_place():
+    """``_compacted`` moves each live entry's words to the front of the arena, in the order
+    they lie there, past the garbage of merged entries, whatever the heap's order; it
+    copies the arena into a larger one only when too little of it would be free."""
+    from bbpe.pairmerge.kernels import merge_loop, queue
+
+    rng = random.Random(9)
+    for _ in range(200):
+        ranges, arena = [], []
+        for _ in range(rng.randint(0, 30)):
+            if rng.random() < 0.4:
+                arena += [merge_loop.GARBAGE] * rng.randint(1, 6)
+            words = [rng.randrange(1000) for _ in range(rng.randint(1, 8))]
+            ranges.append((len(arena), words))
+            arena += words
+        rng.shuffle(ranges)  # the heap's order is not the arena's
+        heap = np.zeros((len(ranges) + 1, queue.WIDTH), dtype=np.int64)
+        for i, (start, words) in enumerate(ranges):
+            heap[i, queue.START], heap[i, queue.ROW_LENGTH] = start, (i << 32) | len(words)
+        room = rng.randint(len(arena), 2 * len(arena) + 8)
+        positions = np.full(room, 7, dtype=np.int32)
+        positions[:len(arena)] = arena
+        needed = rng.randint(0, 20)
+        out, used = merge_loop._compacted(positions, len(arena), heap, len(ranges), needed)
+        assert used == sum(len(words) for _, words in ranges)
+        assert (out is positions) == ((used + needed) * 3 // 2 <= room)
+        assert len(out) >= (used + needed) * 3 // 2
+        for i, (_, words) in enumerate(ranges):
+            start = heap[i, queue.START]
+            assert out[start:start + len(words)].tolist() == words
+        assert sorted(int(heap[i, queue.START]) for i in range(len(ranges))) == sorted(
+            sum(len(w) for _, w in sorted(ranges)[:k]) for k in range(len(ranges)))
+
+
+def test_engine_is_the_reference_on_larger_corpora():
+    """Corpora large enough that the word arena fills and is compacted many times."""
+    rng = random.Random(13)
+    for _ in range(6):
+        alphabet = "abcd"[:rng.randint(2, 4)]
+        counts: dict[str, int] = {}
+        for _ in range(rng.randint(300, 600)):
+            word = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 16)))
+            counts[word] = counts.get(word, 0) + rng.choice([1, 1, 2, 5])
+        tokens = sorted(set("".join(counts)))
+        ids = {t: i for i, t in enumerate(tokens)}
+        case = {"words": [[ids[c] for c in w] for w in counts], "counts": list(counts.values()), "tokens": tokens,
+                "vocab_size": 400, "min_frequency": 0, "max_token_length": None}
+        for tie in ("ids", "first_seen"):
+            assert _engine(case, tie)[0] == _reference(case, tie)
+
+
 def test_vocab_size_far_past_the_words():
     """A vocab_size no corpus can reach sizes nothing by it: training runs until no pair
     is left, as HF's does."""

@@ -17,8 +17,7 @@ keeps its later rank, as HF's merge map does). Counts are 64-bit (HF's are 32-bi
 wrap past 2**31 - 1).
 
 The words an entry holds live in one int32 arena; a merged entry's words are garbage, and
-when the arena is full the live entries are copied into a new one with half as much room
-again as they need (so that it fills again only after many merges).
+when the arena is full the live entries' words are moved to its front (``_compacted``).
 ``progress[0]`` and ``progress[1]`` hold the merges made and the tokens so far, for a
 progress bar that polls them.
 
@@ -54,6 +53,7 @@ COUNT_CHUNK = 1 << 16  # the first pair count makes room for the pairs of this m
 # it gained in, the last of them, its pair's row, and where its next word goes in the arena
 MARK, DELTA, GAINED, LAST, ROW, NEXT = 0, 1, 2, 3, 4, 5
 CODE_WIDTH = 6
+GARBAGE = -1  # an arena slot of a merged entry's words (_compacted skips it)
 
 
 @_njit
@@ -169,24 +169,40 @@ def _first_count(symbols, starts, counts, n_first, tie):
 
 
 @_njit
-def _compacted(positions, heap, size, needed):
-    """The words of the ``size`` entries on the heap copied into a new arena with room for
-    ``needed`` more and half as much again; the entries' starts updated. Returns (arena,
-    its used size)."""
-    live = 0
+def _compacted(positions, n_positions, heap, size, needed):
+    """The words of the ``size`` entries on the heap moved to the front of the arena, the
+    entries' starts updated, in one sweep of the arena's ``n_positions`` used slots: the
+    words of merged entries are GARBAGE there (the merge loop wrote it), and each entry's
+    first slot is made to name the entry while the sweep runs (its word kept in the
+    entry), so ranges move in the order they lie and none is overwritten before it moves.
+    Only when the live words and ``needed`` more would leave less than a third of the arena
+    free is it copied into a new one with half as much room again as they need (so that,
+    either way, it fills again only after many merges): two arenas side by side were the
+    engine's peak memory. Returns (arena, used size)."""
     for i in range(size):
-        live += q.length_of(heap, i)
-    fresh = np.empty(max((live + needed) * 3 // 2, 1024), dtype=np.int32)
+        start = heap[i, q.START]
+        heap[i, q.START] = positions[start]
+        positions[start] = -2 - i
     used = 0
-    for i in range(size):
-        if i + AHEAD < size:
-            prefetch(positions, heap[i + AHEAD, q.START])
-        start, length = heap[i, q.START], q.length_of(heap, i)
-        for j in range(length):
-            fresh[used + j] = positions[start + j]
+    p = 0
+    while p < n_positions:
+        mark = positions[p]
+        if mark == GARBAGE:
+            p += 1
+            continue
+        i = -2 - mark
+        length = q.length_of(heap, i)
+        positions[used] = heap[i, q.START]
+        for j in range(1, length):
+            positions[used + j] = positions[p + j]
         heap[i, q.START] = used
         used += length
-    return fresh, used
+        p += length
+    if (used + needed) * 3 // 2 > len(positions):
+        fresh = np.empty(max((used + needed) * 3 // 2, 1024), dtype=np.int32)
+        fresh[:used] = positions[:used]
+        positions = fresh
+    return positions, used
 
 
 @_njit
@@ -351,10 +367,11 @@ def train_merges(symbols, starts, counts, content, content_starts, vocab_size, m
             k, n_touched, n_events = _merge_words(symbols, meta, positions, k, first_k + length, a, b, new, lengths,
                                                   max_length, changes, state, touched, n_touched, events, n_events,
                                                   n_merges)
+        positions[first_k:first_k + length] = GARBAGE
         index, rows = pt.with_room(index, rows, n_pairs, n_touched)
         n_pairs, needed = _count_changes(state, touched, n_touched, index, rows, n_pairs, a, b, new)
         if n_positions + needed > len(positions):
-            positions, n_positions = _compacted(positions, heap, size, needed)
+            positions, n_positions = _compacted(positions, n_positions, heap, size, needed)
         if size + n_touched > len(heap):
             heap = grown2(heap, size + n_touched)
         n_positions, size = _add_entries(state, touched, n_touched, events, n_events, rows, positions, n_positions,
