@@ -35,6 +35,8 @@ extensions = [
     # byte-level BPE: the pre-tokenizers (their Unicode table, unicode_classes.h, beside them) and the merges
     Extension("bbpe.bpe._pretokenize", ["bbpe/bpe/_pretokenize.pyx"], extra_compile_args=compile_args),
     Extension("bbpe.bpe._codec", ["bbpe/bpe/_codec.pyx"], extra_compile_args=compile_args),
+    # WordPiece: BERT's normalizer (its Unicode tables, bert_tables.h, beside it), pre-tokenizer and encoder
+    Extension("bbpe.wordpiece._codec", ["bbpe/wordpiece/_codec.pyx"], extra_compile_args=compile_args),
 ]
 
 
@@ -66,12 +68,13 @@ class build_ext_and_kernels(build_ext):
 setup(
     cmdclass={"build_ext": build_ext_and_kernels},
     packages=["bbpe", "bbpe.bpe", "bbpe.common", "bbpe.xbbpe", "bbpe.xbbpe.engine", "bbpe.xbbpe.kernels",
-              "bbpe.kernels", "bbpe.pairmerge", "bbpe.pairmerge.kernels", "bbpe.data"],
+              "bbpe.kernels", "bbpe.pairmerge", "bbpe.pairmerge.kernels", "bbpe.wordpiece", "bbpe.data"],
     package_dir={"bbpe": "bbpe", "bbpe.data": "data"},
     package_data={
         "bbpe": ["*.pxd", "*.pyi", "py.typed", "include/*.h"],
         "bbpe.common": ["*.pxd", "*.pyi"],  # codec.pxd cimports _fast.pxd
         "bbpe.bpe": ["*.pxd", "*.pyi", "*.h"],
+        "bbpe.wordpiece": ["*.pyi", "*.h"],
         "bbpe.xbbpe": ["map_order_buckets.txt"],
         "bbpe.data": ["*.txt", "*.md"],
     },

@@ -1,6 +1,7 @@
 """bbpe: fast tokenizers for Chinese and mixed Chinese/English text: an exact port of
-XBBPE, the C++ byte-level BPE (``bbpe.XBBPE``), and the byte-level BPE of tiktoken and HF
-files (``bbpe.BPE``), behind one interface (``bbpe.Tokenizer``).
+XBBPE, the C++ byte-level BPE (``bbpe.XBBPE``), the byte-level BPE of tiktoken and HF
+files (``bbpe.BPE``) and BERT's WordPiece (``bbpe.WordPiece``), behind one interface
+(``bbpe.Tokenizer``).
 
 >>> import bbpe
 >>> tok = bbpe.train(vocab_size=800)                    # doctest: +SKIP
@@ -26,6 +27,7 @@ from .errors import UnknownIdError as UnknownIdError
 if TYPE_CHECKING:
     from .bpe.tokenizer import BPE as BPE
     from .tokenizer import Tokenizer as Tokenizer
+    from .wordpiece.tokenizer import WordPiece as WordPiece
     from .xbbpe.tokenizer import XBBPE as XBBPE
 
     train = Tokenizer.train
@@ -44,7 +46,7 @@ def __getattr__(name: str) -> object:
         globals().update(Tokenizer=Tokenizer, train=Tokenizer.train, load=Tokenizer.load,
                          from_bytes=Tokenizer.from_bytes)
         return globals()[name]
-    if name in ("XBBPE", "BPE"):  # each model's class, imported when first named
+    if name in ("XBBPE", "BPE", "WordPiece"):  # each model's class, imported when first named
         from .common.model import facade
 
         globals()[name] = facade(name)
@@ -78,6 +80,7 @@ __all__ = [
     "InsufficientMemoryError",
     "Tokenizer",
     "UnknownIdError",
+    "WordPiece",
     "__version__",
     "from_bytes",
     "get_include",

@@ -96,10 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"bbpe {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    t = sub.add_parser("train", help="train a vocabulary: XBBPE's .bin (as `xbbpe train`), or a byte-level BPE "
-                       "as HF's BpeTrainer makes it (--model bpe) and its tokenizer.json")
-    t.add_argument("--model", choices=("xbbpe", "bpe"), default="xbbpe",
-                   help="xbbpe (default): the C++'s model and .bin; bpe: HF tokenizers' BPE, written as tokenizer.json")
+    t = sub.add_parser("train", help="train a vocabulary: XBBPE's .bin (as `xbbpe train`), a byte-level BPE "
+                       "as HF's BpeTrainer makes it (--model bpe) and its tokenizer.json, or BERT's WordPiece "
+                       "(--model wordpiece) and its vocab.txt")
+    t.add_argument("--model", choices=("xbbpe", "bpe", "wordpiece"), default="xbbpe",
+                   help="xbbpe (default): the C++'s model and .bin; bpe: HF tokenizers' BPE, written as tokenizer.json; "
+                        "wordpiece: BERT's WordPiece, written as vocab.txt (or tokenizer.json)")
     t.add_argument("corpus", nargs="*", help="UTF-8 corpus files, one text per line, trained on one after the other "
                    f"as `cat` joins them; - reads stdin (default: the bundled {os.path.basename(DEFAULT_CORPUS)})")
     t.add_argument("--vocab-size", "-n", default=str(DEFAULT_VOCAB_SIZE), metavar="N",
@@ -125,13 +127,24 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pre-tokenizer", default="byte_level", metavar="NAME",
                    help="byte_level (HF's ByteLevel, default), whitespace (HF's Whitespace: merges over chars, no "
                         "byte fallback) or a tiktoken pattern name (cl100k_base, o200k_base, ...)")
-    b.add_argument("--min-frequency", type=int, default=0, metavar="N", help="the least count a merged pair needs")
+    b.add_argument("--min-frequency", type=int, metavar="N",
+                   help="the least count a merged pair needs (default 0; wordpiece: 2)")
     b.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
-                   help="a special token (repeat for more; they take the first ids, in order)")
-    b.add_argument("--limit-alphabet", type=int, metavar="N", help="keep the N most frequent chars of the alphabet")
+                   help="a special token (repeat for more; they take the first ids, in order; wordpiece: BERT's five "
+                        "when none is given)")
+    b.add_argument("--limit-alphabet", type=int, metavar="N",
+                   help="keep the N most frequent chars of the alphabet (wordpiece: 1000 by default)")
     b.add_argument("--max-token-length", type=int, metavar="N", help="no token longer than N chars")
     b.add_argument("--counts", action="append", default=[], metavar="TSV",
                    help="train on word counts (bbpe count-words) instead of corpus files; repeat to add them up")
+    wp = t.add_argument_group("--model wordpiece (BertWordPieceTokenizer's settings; also --min-frequency, "
+                              "--special-token, --limit-alphabet)")
+    wp.add_argument("--score", choices=("likelihood", "frequency"), default="likelihood",
+                    help="likelihood (the seed's, default): count(ab) / (count(a) count(b)); frequency: HF's "
+                         "WordPieceTrainer")
+    wp.add_argument("--cased", action="store_true", help="keep case and accents (lowercase=False)")
+    wp.add_argument("--no-chinese-chars", action="store_true",
+                    help="no spaces around CJK chars (handle_chinese_chars=False)")
 
     w = sub.add_parser("count-words", help="the pre-tokenized words of corpus files with their counts, as TSV "
                        "(word<TAB>count; byte-level text, or text with --pre-tokenizer whitespace), "
@@ -389,8 +402,12 @@ def _train(args: argparse.Namespace, out: BinaryIO) -> None:
     if args.model == "bpe":
         _train_bpe(args, int(text))
         return
+    if args.model == "wordpiece":
+        _train_wordpiece(args, int(text))
+        return
     bpe_only = [flag for flag, value in (("--counts", args.counts), ("--special-token", args.special_token),
-                                        ("--min-frequency", args.min_frequency), ("--limit-alphabet", args.limit_alphabet),
+                                        ("--min-frequency", args.min_frequency is not None),
+                                        ("--limit-alphabet", args.limit_alphabet),
                                         ("--max-token-length", args.max_token_length),
                                         ("--pre-tokenizer", args.pre_tokenizer != "byte_level")) if value]
     if bpe_only:
@@ -419,7 +436,8 @@ def _train_bpe(args: argparse.Namespace, vocab_size: int) -> None:
     output = args.output or "tokenizer.json"
     if not output.endswith(".json"):  # said now, not after training: HF merges are no tiktoken ranks
         raise CliError(f"-o {output}: --model bpe writes an HF tokenizer.json (a name ending in .json)")
-    options = {"vocab_size": vocab_size, "min_frequency": args.min_frequency, "special_tokens": args.special_token,
+    _refuse_wordpiece_options(args, "bpe")
+    options = {"vocab_size": vocab_size, "min_frequency": args.min_frequency or 0, "special_tokens": args.special_token,
                "limit_alphabet": args.limit_alphabet, "max_token_length": args.max_token_length,
                "pre_tokenizer": args.pre_tokenizer, "show_progress": not args.quiet and sys.stderr.isatty()}
     if args.counts:
@@ -429,6 +447,40 @@ def _train_bpe(args: argparse.Namespace, vocab_size: int) -> None:
     tok.save(output)
     if not args.quiet:
         print(f"bbpe: trained a BPE of {len(tok)} ids -> {os.path.abspath(output)}", file=sys.stderr)
+
+
+def _refuse_wordpiece_options(args: argparse.Namespace, model: str) -> None:
+    for flag, value in (("--score", args.score != "likelihood"), ("--cased", args.cased),
+                        ("--no-chinese-chars", args.no_chinese_chars)):
+        if value:
+            raise CliError(f"{flag} is an option of --model wordpiece, not --model {model}")
+
+
+def _train_wordpiece(args: argparse.Namespace, vocab_size: int) -> None:
+    from .wordpiece.spec import TRAINING_SPECIALS
+    from .wordpiece.tokenizer import WordPiece
+
+    for flag in ("gbk", "bug_compat", "lossless_trainenc", "windows_text", "no_encodings"):
+        if getattr(args, flag):
+            raise CliError(f"--{flag.replace('_', '-')} is an option of --model xbbpe")
+    for flag, value in (("--counts", args.counts), ("--max-token-length", args.max_token_length),
+                        ("--pre-tokenizer", args.pre_tokenizer != "byte_level")):
+        if value:
+            raise CliError(f"{flag} is an option of --model bpe")
+    if not args.corpus or any(_is_stdin(p) for p in args.corpus):
+        raise CliError("--model wordpiece trains on corpus files (not stdin)")
+    output = args.output or "vocab.txt"
+    if not output.endswith((".txt", ".json")):
+        raise CliError(f"-o {output}: --model wordpiece writes a vocab.txt (.txt) or a tokenizer.json (.json)")
+    tok = WordPiece.train(args.corpus, vocab_size=vocab_size,
+                          min_frequency=2 if args.min_frequency is None else args.min_frequency,
+                          special_tokens=args.special_token or list(TRAINING_SPECIALS),
+                          limit_alphabet=1000 if args.limit_alphabet is None else args.limit_alphabet,
+                          score=args.score, lowercase=not args.cased, handle_chinese_chars=not args.no_chinese_chars,
+                          show_progress=not args.quiet and sys.stderr.isatty())
+    tok.save(output)
+    if not args.quiet:
+        print(f"bbpe: trained a WordPiece of {len(tok)} ids -> {os.path.abspath(output)}", file=sys.stderr)
 
 
 def _count_words(args: argparse.Namespace, out: BinaryIO) -> None:

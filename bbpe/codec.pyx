@@ -59,7 +59,7 @@ from bbpe.common._cpython cimport (
     _own_copy,
     _text,
 )
-from bbpe.common._fast cimport MODEL_BUG_COMPAT
+from bbpe.common._fast cimport MODEL_BUG_COMPAT, _as_id
 
 from bbpe.common import _fast as _shared
 from bbpe.common._fast import _plain_text
@@ -1084,16 +1084,6 @@ cdef inline int64_t _item_id(PyObject* item, Py_ssize_t pos, int64_t n_keys) exc
         kid = _long_value(item, &overflow)
         return -1 if overflow else kid
     return _as_id(<object>item, pos, n_keys)
-
-
-cdef int64_t _as_id(object item, Py_ssize_t pos, int64_t n_keys) except? -2:
-    # a list item that is not exactly an int: bool, numpy integer... or junk
-    if isinstance(item, float) or not hasattr(item, "__index__"):
-        raise TypeError(f"ids must be integers, got {type(item).__name__} at position {pos}")
-    value = item.__index__()
-    if not -(1 << 63) <= value < (1 << 63):
-        raise UnknownIdError(value, pos, n_keys)
-    return value
 
 
 cdef class StreamDecoder:

@@ -19,6 +19,7 @@ behind each lives in the modules above.
 from __future__ import annotations
 
 import io
+import json
 import operator
 import os
 from array import array
@@ -150,7 +151,7 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             tok = facade(document["model"]["type"])._from_json(document, name)
         else:
             _refuse_ranks_file(data, name)
-            tok = facade("XBBPE")._from_file_bytes(data, name)
+            tok = facade("WordPiece" if _is_vocab_txt(data) else "XBBPE")._from_file_bytes(data, name)
         if not isinstance(tok, cls):
             raise FormatError(name, 0, f"holds a {tok.kind} model, not a {cls.kind} one: load it with bbpe.load")
         if bug_compat:
@@ -162,6 +163,29 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         """The tokenizer a JSON document describes (``tokenizer_json.parse`` has read it
         and checked what it checks): each model reads its own ``model`` section."""
         raise NotImplementedError(f"{cls.__name__} reads no JSON file")
+
+    @classmethod
+    def _from_spec_json(cls, spec: Any, document: dict, name: str) -> Tokenizer:
+        """The tokenizer of a spec read from an HF ``tokenizer.json`` (BPE's, WordPiece's):
+        a ValueError of the build named as the file's, and the options of its ``bbpe``
+        section (which bbpe writes where HF's file has no place for them)."""
+        try:
+            tok = cls(spec)  # type: ignore[call-arg]
+        except ValueError as err:
+            raise FormatError(name, 0, str(err)) from None
+        options = document.get("bbpe") or {}
+        tok._set_user_state({**tok._user_state(), **{k: v for k, v in options.items() if k in OPTION_DEFAULTS}})
+        return tok
+
+    def _hf_json_bytes(self, document: dict) -> bytes:
+        """An HF ``tokenizer.json`` document as the file's bytes, the options HF's file has
+        no place for (``padding_side``, ``truncation_side``, ``pad_token_id``), when set, in
+        a ``bbpe`` section, which bbpe reads back and HF refuses."""
+        state = self._user_state()
+        options = {key: state[key] for key in OPTION_DEFAULTS}
+        if options != OPTION_DEFAULTS:
+            document["bbpe"] = options
+        return json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
 
     @classmethod
     def _from_file_bytes(cls, data: bytes, name: str) -> Tokenizer:
@@ -702,6 +726,26 @@ def _refuse_ranks_file(data: bytes, name: str) -> None:
     if sniff(data[:4096]) == "tiktoken":
         raise FormatError(name, 0, "a tiktoken ranks file holds no pre-tokenizer pattern: load it with "
                                    "bbpe.BPE.from_tiktoken(path, pattern='o200k_base') (or the pattern it was made for)")
+
+
+def _is_vocab_txt(data: bytes) -> bool:
+    """Whether a file that is neither JSON nor a ranks file is BERT's ``vocab.txt``: no NUL
+    (an XBBPE ``.bin`` starts with a little-endian u64 count, which holds one), a token a
+    line with no space or tab inside (BERT splits words there: no token holds one), and
+    BERT's marks, a ``##`` continuation or one of its special tokens, so that a corpus of
+    short lines is not taken for one (its error says what it is)."""
+    head = data[: 1 << 20]
+    if not head or b"\0" in head[:4096]:
+        return False
+    lines = head.split(b"\n")
+    if len(head) < len(data):
+        lines.pop()  # (cut by the head)
+    if any(b" " in line.strip() or b"\t" in line.strip() for line in lines):
+        return False
+    return any(line.startswith(b"##") or line.rstrip() in _BERT_MARKS for line in lines)
+
+
+_BERT_MARKS = {b"[UNK]", b"[PAD]", b"[CLS]", b"[SEP]", b"[MASK]"}
 
 
 def _rebuilt(cls: type[Tokenizer], state: tuple, user_state: dict) -> Tokenizer:

@@ -75,8 +75,6 @@ from bbpe.bpe._pretokenize cimport (
 )
 from bbpe.common._cpython cimport (
     PyList_CheckExact,
-    PyList_GET_ITEM,
-    PyList_GET_SIZE,
     PyListObject,
     PyObject_GC_Track,
     PyObject_GC_UnTrack,
@@ -86,12 +84,10 @@ from bbpe.common._cpython cimport (
     _add_references,
     _as_text,
     _fill_lists,
-    _long_check_exact,
-    _long_value,
     _own_copy,
     _text,
 )
-from bbpe.common._fast cimport CompiledModel, _utf8_valid_prefix
+from bbpe.common._fast cimport CompiledModel, _id_array, _list_ids, _utf8_valid_prefix
 
 import unicodedata
 
@@ -1673,13 +1669,7 @@ cdef class BpeCodec(CompiledModel):
                 n = _list_ids(ids, self.m.n_keys, &owned)
                 src = owned
             else:
-                arr = np.asarray(ids)
-                if arr.dtype.kind not in "iu" and arr.size:
-                    raise TypeError(f"ids must be integers, got an array of {arr.dtype}")
-                if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= (1 << 63):
-                    i = int(np.argmax(arr >= (1 << 63)))
-                    raise UnknownIdError(int(arr[i]), i, self.m.n_keys)
-                view = np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)
+                view = _id_array(ids, self.m.n_keys)
                 n = view.shape[0]
                 src = &view[0] if n else NULL
             for i in range(n):
@@ -1744,37 +1734,3 @@ cdef int _raise(int64_t code, bpe_work* w, str where) except -1:
     if code == BPE_ERR_MEMORY:
         raise MemoryError()
     raise RuntimeError(f"{where}BPE encoding failed (error {code}): a bug in bbpe.bpe._codec")
-
-
-cdef Py_ssize_t _list_ids(list ids, int64_t n_keys, int64_t** out) except -1:
-    """The ids of a list, checked, into a malloc'd array (*out, which the caller frees)."""
-    cdef Py_ssize_t n = PyList_GET_SIZE(ids), i
-    cdef int64_t kid
-    cdef int overflow = 0
-    cdef PyObject* item
-    cdef int64_t* buf = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    if buf == NULL:
-        raise MemoryError()
-    out[0] = buf
-    for i in range(n):
-        item = PyList_GET_ITEM(ids, i)  # borrowed: no reference counting per id
-        if _long_check_exact(item):
-            kid = _long_value(item, &overflow)
-            if overflow:
-                raise UnknownIdError(<object>item, i, n_keys)
-        else:
-            kid = _as_id(<object>item, i, n_keys)
-        if kid < 0 or kid >= n_keys:
-            raise UnknownIdError(<object>item, i, n_keys)
-        buf[i] = kid
-    return n
-
-
-cdef int64_t _as_id(object item, Py_ssize_t pos, int64_t n_keys) except? -2:
-    # a list item that is not exactly an int: bool, numpy integer... or junk
-    if isinstance(item, float) or not hasattr(item, "__index__"):
-        raise TypeError(f"ids must be integers, got {type(item).__name__} at position {pos}")
-    value = item.__index__()
-    if not -(1 << 63) <= value < (1 << 63):
-        raise UnknownIdError(value, pos, n_keys)
-    return value

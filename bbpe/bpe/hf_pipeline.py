@@ -196,10 +196,10 @@ def _post_processor(stage: Any, field: str, fields: Fields, out: Pipeline) -> No
     if kind == "RobertaProcessing":
         out.template = _roberta(stage, field, fields, out)
     else:
-        out.template = _template(stage, field, fields)
+        out.template = read_template(stage, field, fields)
 
 
-def _template(stage: dict[str, Any], field: str, fields: Fields) -> Template:
+def read_template(stage: dict[str, Any], field: str, fields: Fields) -> Template:
     """processors/template.rs: ``single`` and ``pair`` are lists of pieces, and each
     ``SpecialToken`` piece names an entry of ``special_tokens`` ({id, ids, tokens})."""
     names: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {}

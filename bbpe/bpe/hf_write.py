@@ -109,7 +109,7 @@ def _added_tokens(spec: BpeSpec, ids: dict[str, int]) -> list[dict[str, Any]]:
             if ids[token.content] != token.id:
                 raise ValueError(f"the added token {token.content!r} has the id {token.id}, but HF gives it "
                                  f"{ids[token.content]}, its id in the vocabulary")
-            out.append(_added(token))
+            out.append(added_entry(token))
         elif token.id < len(ids):
             raise ValueError(f"the added token {token.content!r} has the id {token.id}, which is the id of the "
                              f"vocabulary's {list(ids)[token.id]!r}: HF would give it a new id")
@@ -118,11 +118,11 @@ def _added_tokens(spec: BpeSpec, ids: dict[str, int]) -> list[dict[str, Any]]:
     if later:
         for kid in range(len(ids), max(later) + 1):
             filler = AddedToken(f"<|bbpe_unused_{kid}|>", kid)
-            out.append(_added(later.get(kid, filler)))
+            out.append(added_entry(later.get(kid, filler)))
     return out
 
 
-def _added(token: AddedToken) -> dict[str, Any]:
+def added_entry(token: AddedToken) -> dict[str, Any]:
     return {"id": token.id, "content": token.content, "single_word": token.single_word, "lstrip": token.lstrip,
             "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
 
@@ -159,13 +159,13 @@ def _post_processor(spec: BpeSpec) -> dict[str, Any] | None:
         stages.append({"type": "ByteLevel", "add_prefix_space": spec.trim_offsets_prefix_space, "trim_offsets": True,
                        "use_regex": True})
     if spec.template is not None:
-        stages.append(_template(spec.template))
+        stages.append(template_entry(spec.template))
     if len(stages) < 2:
         return stages[0] if stages else None
     return {"type": "Sequence", "processors": stages}
 
 
-def _template(template: Template) -> dict[str, Any]:
+def template_entry(template: Template) -> dict[str, Any]:
     """processors/template.rs's serialized form."""
     def pieces(template_pieces: tuple[TemplatePiece, ...]) -> list[dict[str, Any]]:
         return [{"Sequence": {"id": p.name[1:], "type_id": p.type_id}} if p.name in ("$A", "$B")

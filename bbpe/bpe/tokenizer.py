@@ -10,7 +10,6 @@ special tokens with the file's ids. Tokens read as text in GPT-2's byte-to-unico
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import unicodedata
@@ -24,8 +23,7 @@ import numpy as np
 from ..common.specials import SpecialTokenError
 from ..common.template import A, B
 from ..common.template import Template as FacadeTemplate
-from ..errors import FormatError
-from ..tokenizer import OPTION_DEFAULTS, Tokenizer
+from ..tokenizer import Tokenizer
 from . import byte_level, training
 from ._codec import BpeCodec
 from ._pretokenize import compiled_pattern, split
@@ -152,26 +150,12 @@ class BPE(Tokenizer):
     @classmethod
     def _from_json(cls, document: dict, name: str) -> BPE:
         """An HF ``tokenizer.json`` (bbpe writes the same file, with its options in ``bbpe``)."""
-        spec = read_tokenizer_json(document, name)
-        try:
-            tok = cls(spec)
-        except ValueError as err:
-            raise FormatError(name, 0, str(err)) from None
-        options = document.get("bbpe") or {}
-        tok._set_user_state({**tok._user_state(), **{k: v for k, v in options.items() if k in OPTION_DEFAULTS}})
-        return tok
+        return cls._from_spec_json(read_tokenizer_json(document, name), document, name)  # type: ignore[return-value]
 
     def _json_bytes(self) -> bytes:
         """HF's ``tokenizer.json`` of the model with the special tokens and the template set
-        on it now, which HF ``tokenizers`` loads and encodes to the same ids. Options HF's
-        file has no place for (``padding_side``, ``truncation_side``, ``pad_token_id``), when
-        set, go in a ``bbpe`` section, which bbpe reads back and HF refuses."""
-        document = to_tokenizer_json(self.current_spec())
-        state = self._user_state()
-        options = {key: state[key] for key in OPTION_DEFAULTS}
-        if options != OPTION_DEFAULTS:
-            document["bbpe"] = options
-        return json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
+        on it now, which HF ``tokenizers`` loads and encodes to the same ids."""
+        return self._hf_json_bytes(to_tokenizer_json(self.current_spec()))
 
     def current_spec(self) -> BpeSpec:
         """The ``BpeSpec`` of this tokenizer as it is now: the file's, with the special tokens
@@ -228,7 +212,7 @@ class BPE(Tokenizer):
         pair as the char it encodes, a lone one as U+FFFD): each char it read spans the code
         units it came from."""
         read = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        units = [2 if ord(c) > 0xFFFF else 1 for c in read]
+        units = _code_units(text)
         spans = self._token_spans(read, ids, lengths)
         bounds = np.concatenate(([0], np.cumsum(units, dtype=np.int64)))
         return np.stack([bounds[spans[:, 0]], bounds[spans[:, 1]]], axis=1) if spans.shape[0] else spans
@@ -383,6 +367,17 @@ def _regex(pattern: str) -> Any:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _code_units(text: str) -> list[int]:
+    """How many of the str's code points each char the codec reads spans: 2 for a surrogate
+    pair (one char), 1 for anything else (a lone surrogate, read as U+FFFD, or a char)."""
+    units, i = [], 0
+    while i < len(text):
+        pair = "\ud800" <= text[i] < "\udc00" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
+        units.append(2 if pair else 1)
+        i += units[-1]
+    return units
 
 
 def _is_nfc(text: str | bytes) -> bool:

@@ -34,10 +34,12 @@ from typing import Any
 import numpy as np
 
 from ..common._fast import utf8_valid_prefix
+from ..common.arguments import trainer_ints
 from ..common.files import write_file
 from ..common.progress import stages
 from ..common.resources import MemoryGuard, check_training_memory
 from ..errors import FormatError
+from ..pairmerge.alphabet import INFINITE, kept_alphabet
 from ..pairmerge.counting import WordTable, count_words, flat_words
 from ..pairmerge.train import WordTypes, train_merges
 from . import _pretokenize as pt
@@ -47,7 +49,6 @@ from .json_fields import Fields
 from .patterns import HF_BYTE_LEVEL_PATTERN
 from .spec import AddedToken, BpeSpec
 
-_INFINITE = 1 << 64  # HF counts an initial_alphabet char as usize::MAX
 # Peak memory per corpus byte: zh-large (23 MB, half a million distinct words of 25 bytes)
 # trains at 32000 in 454 MB, about 20 bytes a byte; English text, whose words repeat, needs
 # a few. The memory check assumes the worst.
@@ -140,15 +141,6 @@ class WordCounter:
         return WordBytes(*self.table.arrays())
 
 
-def _alphabet(char_counts: Mapping[str, int], limit_alphabet: int | None) -> list[str]:
-    """compute_alphabet: the chars kept (the most frequent ``limit_alphabet``; ties: the
-    smaller code points), sorted by code point."""
-    kept = sorted(char_counts, key=lambda c: (char_counts[c], -ord(c)))
-    if limit_alphabet is not None and len(kept) > limit_alphabet:
-        kept = kept[len(kept) - limit_alphabet:]
-    return sorted(kept)
-
-
 BYTE_LEVEL = PreTokenizer.named("byte_level")
 
 
@@ -172,15 +164,8 @@ class Settings:
     def checked(cls, vocab_size: Any, min_frequency: Any = 0, special_tokens: Iterable[str] | None = None,
                 limit_alphabet: Any = None, initial_alphabet: Iterable[str] | None = None,
                 max_token_length: Any = None, pre_tokenizer: Any = "byte_level") -> Settings:
-        for name, value, optional in (("vocab_size", vocab_size, False), ("min_frequency", min_frequency, False),
-                                      ("limit_alphabet", limit_alphabet, True),
-                                      ("max_token_length", max_token_length, True)):
-            if value is None and optional:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-            if not 0 <= value < 1 << 31:
-                raise ValueError(f"{name}: {value} is out of range (0 to 2**31 - 1)")
+        trainer_ints(("vocab_size", vocab_size, False), ("min_frequency", min_frequency, False),
+                     ("limit_alphabet", limit_alphabet, True), ("max_token_length", max_token_length, True))
         pre = PreTokenizer.named(pre_tokenizer)
         return cls(vocab_size, min_frequency, _special_tuple(special_tokens), limit_alphabet,
                    _initial_chars(initial_alphabet, pre), max_token_length, pre)
@@ -253,10 +238,10 @@ def train_words(words: WordBytes, settings: Settings, progress: Any = None) -> B
     seen = np.flatnonzero(unit_counts)  # (every count is at least 1)
     char_counts: dict[str, int] = {pre.unit_text(u): int(unit_counts[u]) for u in seen.tolist()}
     for c in settings.initial_alphabet:
-        char_counts[c] = _INFINITE
+        char_counts[c] = INFINITE
     texts: list[str] = []
     ids: dict[str, int] = {}
-    for token in specials + _alphabet(char_counts, settings.limit_alphabet):
+    for token in specials + kept_alphabet(char_counts, settings.limit_alphabet):
         if token not in ids:
             ids[token] = len(texts)
             texts.append(token)

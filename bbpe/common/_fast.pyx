@@ -22,6 +22,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc
 from libc.string cimport memcpy, memset
 
 from bbpe.common._cpython cimport (
@@ -42,6 +43,10 @@ from bbpe.common._cpython cimport (
     _unicode_check_exact,
 )
 
+
+import numpy as np
+
+from ..errors import UnknownIdError
 
 # ----------------------------------------------------------------------------- the models' base
 
@@ -385,3 +390,54 @@ def utf8_valid_prefix(const uint8_t[::1] data, Py_ssize_t start=0):
     with nogil:
         at = start + _utf8_valid_prefix(&data[0] + start if n else NULL, n - start, &invalid)
     return at, invalid
+
+
+# ----------------------------------------------------------------------------- ids to decode
+
+cdef Py_ssize_t _list_ids(list ids, int64_t n_keys, int64_t** out) except -1:
+    """The ids of a list, checked (integers in 0..n_keys-1), into a malloc'd array (*out,
+    which the caller frees): a codec's decode of a list."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(ids), i
+    cdef int64_t kid
+    cdef int overflow = 0
+    cdef PyObject* item
+    cdef int64_t* buf = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    if buf == NULL:
+        raise MemoryError()
+    out[0] = buf
+    for i in range(n):
+        item = PyList_GET_ITEM(ids, i)  # borrowed: no reference counting per id
+        if _long_check_exact(item):
+            kid = _long_value(item, &overflow)
+            if overflow:
+                raise UnknownIdError(<object>item, i, n_keys)
+        else:
+            kid = _as_id(<object>item, i, n_keys)
+        if kid < 0 or kid >= n_keys:
+            raise UnknownIdError(<object>item, i, n_keys)
+        buf[i] = kid
+    return n
+
+
+cdef int64_t _as_id(object item, Py_ssize_t pos, int64_t n_keys) except? -2:
+    # a list item that is not exactly an int: bool, numpy integer... or junk
+    if isinstance(item, float) or not hasattr(item, "__index__"):
+        raise TypeError(f"ids must be integers, got {type(item).__name__} at position {pos}")
+    value = item.__index__()
+    if not -(1 << 63) <= value < (1 << 63):
+        raise UnknownIdError(value, pos, n_keys)
+    return value
+
+
+cdef object _id_array(object ids, int64_t n_keys):
+    """Ids that are not a list (an array, a buffer, any iterable of integers) as a
+    C-contiguous int64 array, its values not yet checked against n_keys; TypeError for what
+    is no integer, UnknownIdError for a uint64 past int64."""
+    cdef Py_ssize_t i
+    arr = np.asarray(ids)
+    if arr.dtype.kind not in "iu" and arr.size:
+        raise TypeError(f"ids must be integers, got an array of {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= (1 << 63):
+        i = int(np.argmax(arr >= (1 << 63)))
+        raise UnknownIdError(int(arr[i]), i, n_keys)
+    return np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)

@@ -19,3 +19,15 @@ def int_argument(name: str, value: object, kind: str, low: int, high: int | None
     if number < low:
         raise ValueError(f"{name} must be {kind} or None, got {number}")
     return number
+
+
+def trainer_ints(*named: tuple[str, object, bool]) -> None:
+    """A trainer's counts and sizes, each ``(name, value, optional)``: an int in 0..2**31-1
+    (HF's trainers take u32-sized ones), or None where optional."""
+    for name, value, optional in named:
+        if value is None and optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if not 0 <= value < 1 << 31:
+            raise ValueError(f"{name}: {value} is out of range (0 to 2**31 - 1)")

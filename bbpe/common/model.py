@@ -62,6 +62,7 @@ class CompiledModel(Protocol):
 KINDS = {
     "XBBPE": "bbpe.xbbpe.tokenizer:XBBPE",
     "BPE": "bbpe.bpe.tokenizer:BPE",
+    "WordPiece": "bbpe.wordpiece.tokenizer:WordPiece",
 }
 
 

@@ -66,12 +66,14 @@ def spellings(tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return content, offsets(map(len, tokens), len(tokens))
 
 
-def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, min_frequency: int = 0,
-                 max_token_length: int | None = None, tie: str = "ids", score: str = "frequency",
-                 progress: ProgressFn | None = None) -> tuple[np.ndarray, int]:
+def train_merges(words: WordTypes, tokens: Sequence[str] | tuple[np.ndarray, np.ndarray], vocab_size: int, *,
+                 min_frequency: int = 0, max_token_length: int | None = None, tie: str = "ids",
+                 score: str = "frequency", progress: ProgressFn | None = None) -> tuple[np.ndarray, int]:
     """The merges of ``words`` until there are ``vocab_size`` tokens (or no pair has a count
     reaching ``min_frequency``, at least 1): rows (a, b, new token id), in order, and the
-    number of tokens. ``tokens`` spell the first ids; a merge spelling one of them, or an
+    number of tokens. ``tokens`` spell the first ids (their text, or what ``spellings``
+    gives: code points and starts, for a model whose tokens are spelled otherwise, such as
+    WordPiece's, which marks word-initial tokens); a merge spelling one of them, or an
     earlier merge's token, gives that id (so ``new`` is either an old id or the next one).
 
     ``score``: "frequency" (BPE, HF's BpeTrainer: the pair of the greatest count; a pair
@@ -92,16 +94,17 @@ def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, mi
     words.symbols = np.ascontiguousarray(words.symbols, dtype=np.int32)
     words.starts = np.ascontiguousarray(words.starts, dtype=np.int64)
     words.counts = np.ascontiguousarray(words.counts, dtype=np.int64)
-    words.check(len(tokens))
-    content, starts = spellings(tokens)
-    state = np.array([0, len(tokens)], dtype=np.int64)  # merges made, tokens: the kernel updates them
+    content, starts = tokens if isinstance(tokens, tuple) else spellings(tokens)
+    words.check(len(starts) - 1)
+    n_first = len(starts) - 1
+    state = np.array([0, n_first], dtype=np.int64)  # merges made, tokens: the kernel updates them
     limit = NO_LIMIT if max_token_length is None else int(max_token_length)
     common = (words.symbols, words.starts, words.counts, content, starts, int(vocab_size), int(min_frequency), limit)
     kernel, args = ((K.train_merges, (*common, TIES[tie], state)) if score == "frequency" else
                     (K.likelihood_merges, (*common, state)))
     if progress is None:
         return kernel(*args)
-    total = max(min(int(vocab_size), len(tokens) + len(words.symbols)) - len(tokens), 0)  # the kernel's limit
+    total = max(min(int(vocab_size), n_first + len(words.symbols)) - n_first, 0)  # the kernel's limit
     progress("merge", 0, total)
     result: list = []
 
@@ -115,9 +118,9 @@ def train_merges(words: WordTypes, tokens: Sequence[str], vocab_size: int, *, mi
     worker.start()
     while worker.is_alive():
         worker.join(_POLL_SECONDS)
-        progress("merge", int(state[1]) - len(tokens), total)
+        progress("merge", int(state[1]) - n_first, total)
     if isinstance(result[0], BaseException):
         raise result[0]
     merges, n_tokens = result[0]
-    progress("merge", n_tokens - len(tokens), n_tokens - len(tokens))
+    progress("merge", n_tokens - n_first, n_tokens - n_first)
     return merges, n_tokens

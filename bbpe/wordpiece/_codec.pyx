@@ -1,0 +1,990 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""WordPiece's compiled model: HF tokenizers' BERT pipeline (``BertNormalizer``,
+``BertPreTokenizer``, ``WordPiece``) from a str or UTF-8 bytes to ids, without the GIL.
+
+One pass per text:
+
+1. **Normalize** (normalizers/bert.rs), char by char from the text's own code units, each
+   output char remembering the span of the input char it came from (HF's alignments, which
+   give the offsets): ``clean_text`` drops control, format, unassigned and private-use chars
+   (of the old Unicode tables HF reads them from), NUL and U+FFFD, and makes whitespace ' ';
+   ``handle_chinese_chars`` puts ' ' on each side of a char of the eight CJK ranges;
+   ``strip_accents`` decomposes (NFD: canonical decomposition, Hangul by rule, marks sorted
+   by combining class) and drops the nonspacing marks; ``lowercase`` is Rust's per-char
+   ``to_lowercase``. The tables are bert_tables.h, read from tokenizers itself
+   (tools/make_bert_tables.py).
+2. **Pre-tokenize** (pre_tokenizers/bert.rs): words are split at whitespace (dropped) and at
+   punctuation (each mark a word of its own).
+3. **WordPiece** (models/wordpiece/mod.rs): a word of more than ``max_input_chars_per_word``
+   chars is the unknown token; else the longest token that starts the word, then the
+   longest continuing token (the prefix, ``##``, before it) at each next position; a word
+   where no token matches is one unknown token (or, with ``unk_per_char``, the seed's
+   encoder: one unknown token for the char, then on). The tokens are a trie over their
+   UTF-8 whose transitions are a hash table; the continuing tokens are the subtree under the
+   prefix's node, so one walk finds the longest match at a position.
+
+Decoding is HF's ``WordPiece`` decoder (decoders/wordpiece.rs): a token after the first
+loses the prefix if it has it, else gets a space before it; with ``cleanup``, each token
+then has HF's replacements (" ." -> "." ...). Both forms of every token are made once.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+from bbpe.common._cpython cimport (
+    PyList_CheckExact,
+    PyListObject,
+    PyObject_GC_Track,
+    PyObject_GC_UnTrack,
+    PyTupleObject,
+    PyUnicode_CheckExact,
+    PyUnicode_DecodeUTF8,
+    _add_references,
+    _as_text,
+    _fill_lists,
+    _own_copy,
+    _text,
+)
+from bbpe.common._fast cimport CompiledModel, _id_array, _list_ids, _utf8_valid_prefix
+
+import numpy as np
+
+from bbpe.common._fast import _plain_text
+
+from ..errors import UnknownIdError
+
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+
+
+cdef extern from "bert_tables.h":
+    enum:
+        BERT_DROP
+        BERT_SPACE
+        BERT_SPLIT
+        BERT_PUNCT
+        BERT_CJK
+        BERT_MN
+        BERT_NFD
+        BERT_LOWER
+        BERT_N_NFD
+        BERT_N_LOWER
+        BERT_MAX_CHARS
+    const uint8_t bert_flags1[]
+    const uint8_t bert_flags2[]
+    const uint8_t bert_ccc1[]
+    const uint8_t bert_ccc2[]
+    const uint32_t bert_nfd_keys[]
+    const uint32_t bert_nfd_spans[]
+    const uint32_t bert_nfd_pool[]
+    const uint32_t bert_lower_keys[]
+    const uint32_t bert_lower_spans[]
+    const uint32_t bert_lower_pool[]
+
+
+# the normalizer's and the encoder's options (``WordPieceCodec(options=...)``)
+cdef enum:
+    WP_CLEAN = 1
+    WP_CHINESE = 2
+    WP_STRIP = 4
+    WP_LOWER = 8
+    WP_UNK_PER_CHAR = 16
+
+OPTIONS = {"clean_text": WP_CLEAN, "handle_chinese_chars": WP_CHINESE, "strip_accents": WP_STRIP,
+           "lowercase": WP_LOWER, "unk_per_char": WP_UNK_PER_CHAR}
+
+cdef enum:
+    WP_ERR_MEMORY = -1
+    WP_ERR_UTF8 = -2
+    WP_ERR_NO_UNK = -3
+
+cdef size_t _NOGIL_UNITS = 2048  # below this, releasing the GIL costs more than the work
+cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round
+
+
+cdef inline uint8_t _flags(uint32_t c) noexcept nogil:
+    return bert_flags2[<uint32_t>bert_flags1[c >> 8] << 8 | (c & 0xFF)]
+
+
+cdef inline uint8_t _ccc(uint32_t c) noexcept nogil:
+    return bert_ccc2[<uint32_t>bert_ccc1[c >> 8] << 8 | (c & 0xFF)]
+
+
+cdef inline int _mapped(const uint32_t* keys, const uint32_t* spans, Py_ssize_t n, uint32_t c,
+                        uint32_t* length) noexcept nogil:
+    """The pool offset of ``c``'s mapping in a sorted table (binary search), its length in
+    *length; -1 when c is not a key."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < n and keys[lo] == c:
+        length[0] = spans[lo] & 7
+        return <int>(spans[lo] >> 3)
+    return -1
+
+
+# ----------------------------------------------------------------------------- the model
+
+cdef struct wp_model:
+    int64_t n_keys
+    int32_t unk_id           # -1: the vocabulary has no unknown token
+    int64_t max_chars        # max_input_chars_per_word
+    uint32_t options         # WP_*
+    # the trie: node 0 is the root; transitions (node << 8 | byte) + 1 -> child, hashed
+    uint64_t* edge_keys
+    int32_t* edge_vals
+    uint64_t edge_mask
+    int32_t* node_token      # the id of the token a node spells, or -1
+    int32_t prefix_node      # the node the continuing prefix leads to (-1: none)
+
+
+cdef struct wp_work:  # one text's scratch memory, reused from text to text
+    uint32_t* s1             # stage 1 of the normalizer (clean_text, handle_chinese_chars)
+    int64_t* s1_at           # each one's input span: start, end
+    size_t s1_cap
+    uint32_t* pend           # NFD's chars not yet final: code point | added << 31
+    size_t pend_cap
+    uint32_t* cp             # the normalized chars
+    int64_t* at              # each one's input span: start, end
+    size_t cap
+    uint8_t* u8              # a word's UTF-8
+    int32_t* u8_char         # for each byte of it, the char it starts (or -1 inside a char)
+    size_t u8_cap
+    int64_t* spans           # the tokens' input spans (start, end), when asked for
+    size_t spans_cap
+    int64_t bad              # WP_ERR_UTF8: the byte offset
+
+
+cdef int _grow(void** p, size_t* cap, size_t need, size_t size) noexcept nogil:
+    """Make *p hold at least ``need`` items of ``size`` bytes, its contents kept."""
+    cdef size_t grown
+    cdef void* q
+    if need <= cap[0]:
+        return 0
+    grown = need if need > 2 * cap[0] else 2 * cap[0]
+    q = realloc(p[0], grown * size)
+    if q == NULL:
+        return WP_ERR_MEMORY
+    p[0] = q
+    cap[0] = grown
+    return 0
+
+
+cdef void _work_free(wp_work* w) noexcept nogil:
+    free(w.s1)
+    free(w.s1_at)
+    free(w.pend)
+    free(w.cp)
+    free(w.at)
+    free(w.u8)
+    free(w.u8_char)
+    free(w.spans)
+    memset(w, 0, sizeof(wp_work))
+
+
+cdef inline int32_t _child(const wp_model* m, int32_t node, uint8_t byte) noexcept nogil:
+    cdef uint64_t key = ((<uint64_t>node << 8) | byte) + 1
+    cdef uint64_t h = (key * <uint64_t>0x9E3779B97F4A7C15) >> 20
+    cdef uint64_t k
+    while True:
+        h &= m.edge_mask
+        k = m.edge_keys[h]
+        if k == key:
+            return m.edge_vals[h]
+        if k == 0:
+            return -1
+        h += 1
+
+
+# ----------------------------------------------------------------------------- normalizing
+#
+# Two stages, as HF's alignments need. Stage 1 (clean_text, handle_chinese_chars) maps each
+# input char to chars that keep its span, into w.s1. Stage 2 (strip_accents, lowercase)
+# writes w.cp: NFD as the unicode-normalization-alignments crate does it (the first char
+# of a decomposition "replaces" its source, the others are "added"; marks are sorted by
+# combining class, each carrying that flag), then HF's transform gives the spans: a
+# replacing char takes the next stage-1 char's span, an added one the span of the last
+# char replaced (normalizer.rs ``transform_range``). Without reordering, that is each char's
+# own source; a mark sorted before another takes the span of the char it lands on.
+
+cdef int _room(uint32_t** cp, int64_t** at, size_t* cap, size_t need) noexcept nogil:
+    """Room for ``need`` chars and their spans (start, end)."""
+    cdef size_t grown = cap[0] * 2 if cap[0] * 2 > need else need + 256
+    cdef void* p
+    if need <= cap[0]:
+        return 0
+    p = realloc(cp[0], grown * sizeof(uint32_t))
+    if p == NULL:
+        return WP_ERR_MEMORY
+    cp[0] = <uint32_t*>p
+    p = realloc(at[0], 2 * grown * sizeof(int64_t))
+    if p == NULL:
+        return WP_ERR_MEMORY
+    at[0] = <int64_t*>p
+    cap[0] = grown
+    return 0
+
+
+cdef inline int _put(uint32_t** cp, int64_t** at, size_t* cap, size_t* n, uint32_t c, int64_t start,
+                     int64_t end) noexcept nogil:
+    if n[0] >= cap[0] and _room(cp, at, cap, n[0] + 1) < 0:
+        return WP_ERR_MEMORY
+    cp[0][n[0]] = c
+    at[0][2 * n[0]] = start
+    at[0][2 * n[0] + 1] = end
+    n[0] += 1
+    return 0
+
+
+cdef inline int _lowered(const wp_model* m, wp_work* w, size_t* n, uint32_t c, int64_t start,
+                         int64_t end) noexcept nogil:
+    """The last stage, ``lowercase``: c, or what Rust's to_lowercase makes of it, into w.cp."""
+    cdef uint32_t length = 0, k
+    cdef int at
+    if (m.options & WP_LOWER) and (_flags(c) & BERT_LOWER):
+        at = _mapped(bert_lower_keys, bert_lower_spans, BERT_N_LOWER, c, &length)
+        for k in range(length):
+            if _put(&w.cp, &w.at, &w.cap, n, bert_lower_pool[at + k], start, end) < 0:
+                return WP_ERR_MEMORY
+        return 0
+    return _put(&w.cp, &w.at, &w.cap, n, c, start, end)
+
+
+cdef struct _nfd:  # stage 2's NFD: the chars not yet final (a starter and the marks after it)
+    size_t n             # chars in w.pend
+    size_t used          # stage-1 chars replaced so far (the next one's index)
+
+
+cdef int _flush(const wp_model* m, wp_work* w, _nfd* d, size_t* n) noexcept nogil:
+    """The pending chars, final: each its span (replaced: the next stage-1 char's; added:
+    the last replaced one's), the nonspacing marks dropped, the rest lowercased."""
+    cdef size_t i
+    cdef uint32_t c
+    cdef int64_t start, end
+    for i in range(d.n):
+        c = w.pend[i] & 0x1FFFFF
+        if not (w.pend[i] >> 31):  # replacing
+            d.used += 1
+        start = w.s1_at[2 * d.used - 2]
+        end = w.s1_at[2 * d.used - 1]
+        if not (_flags(c) & BERT_MN) and _lowered(m, w, n, c, start, end) < 0:
+            return WP_ERR_MEMORY
+    d.n = 0
+    return 0
+
+
+cdef int _pend(const wp_model* m, wp_work* w, _nfd* d, size_t* n, uint32_t c, bint added) noexcept nogil:
+    """One char of a decomposition: a starter makes the pending chars final first; a mark
+    goes before the pending marks of a greater class (a stable sort, as the crate's)."""
+    cdef uint8_t ccc = _ccc(c)
+    cdef size_t i
+    cdef uint32_t item = c | (<uint32_t>added << 31)
+    if ccc == 0 and d.n and _flush(m, w, d, n) < 0:
+        return WP_ERR_MEMORY
+    if d.n >= w.pend_cap:
+        if _grow(<void**>&w.pend, &w.pend_cap, d.n + 1, sizeof(uint32_t)) < 0:
+            return WP_ERR_MEMORY
+    i = d.n
+    if ccc:
+        while i > 0 and _ccc(w.pend[i - 1] & 0x1FFFFF) > ccc:
+            w.pend[i] = w.pend[i - 1]
+            i -= 1
+    w.pend[i] = item
+    d.n += 1
+    return 0
+
+
+cdef int _decomposed(const wp_model* m, wp_work* w, _nfd* d, size_t* n, uint32_t c) noexcept nogil:
+    """NFD of one stage-1 char (canonical decomposition; Hangul syllables by rule)."""
+    cdef uint32_t length = 0, k, s, t
+    cdef int at
+    if not (_flags(c) & BERT_NFD):
+        return _pend(m, w, d, n, c, False)
+    if 0xAC00 <= c <= 0xD7A3:  # Unicode 3.12: L V (T)
+        s = c - 0xAC00
+        t = s % 28
+        if _pend(m, w, d, n, 0x1100 + s // 588, False) < 0 or _pend(m, w, d, n, 0x1161 + (s % 588) // 28, True) < 0:
+            return WP_ERR_MEMORY
+        return _pend(m, w, d, n, 0x11A7 + t, True) if t else 0
+    at = _mapped(bert_nfd_keys, bert_nfd_spans, BERT_N_NFD, c, &length)
+    for k in range(length):
+        if _pend(m, w, d, n, bert_nfd_pool[at + k], k > 0) < 0:
+            return WP_ERR_MEMORY
+    return 0
+
+
+cdef inline uint32_t _next_char(const _text* t, bint is_bytes, size_t* i) noexcept nogil:
+    """The char at unit *i of a text (advanced past it); a surrogate pair of a str reads as
+    the char it encodes, a lone surrogate (which no UTF-8 holds) as U+FFFD. UTF-8 was checked."""
+    cdef const uint8_t* s
+    cdef uint32_t c, d
+    cdef uint8_t b
+    if t.kind == 0:
+        s = <const uint8_t*>t.data + i[0]
+        b = s[0]
+        if b < 0x80 or not is_bytes:
+            i[0] += 1
+            return b
+        if b < 0xE0:
+            i[0] += 2
+            return (<uint32_t>(b & 0x1F) << 6) | (s[1] & 0x3F)
+        if b < 0xF0:
+            i[0] += 3
+            return (<uint32_t>(b & 0x0F) << 12) | (<uint32_t>(s[1] & 0x3F) << 6) | (s[2] & 0x3F)
+        i[0] += 4
+        return ((<uint32_t>(b & 0x07) << 18) | (<uint32_t>(s[1] & 0x3F) << 12) | (<uint32_t>(s[2] & 0x3F) << 6)
+                | (s[3] & 0x3F))
+    if t.kind == 1:
+        c = (<const uint8_t*>t.data)[i[0]]
+    elif t.kind == 2:
+        c = (<const uint16_t*>t.data)[i[0]]
+    else:
+        c = (<const uint32_t*>t.data)[i[0]]
+    i[0] += 1
+    if 0xD800 <= c <= 0xDBFF and i[0] < t.length:  # a surrogate pair: the char it encodes (as BPE reads it)
+        d = (<const uint16_t*>t.data)[i[0]] if t.kind == 2 else (<const uint32_t*>t.data)[i[0]]
+        if 0xDC00 <= d <= 0xDFFF:
+            i[0] += 1
+            return 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00)
+    return 0xFFFD if 0xD800 <= c <= 0xDFFF else c
+
+
+cdef int64_t _normalize(const wp_model* m, const _text* t, bint is_bytes, wp_work* w) noexcept nogil:
+    """The text's normalized chars into w.cp, each with the span HF aligns it with in w.at
+    (chars of a str, bytes of bytes); returns how many, or an error (WP_ERR_UTF8: w.bad)."""
+    cdef size_t i = 0, start, n1 = 0, n = 0, k
+    cdef uint32_t c
+    cdef uint8_t f
+    cdef Py_ssize_t valid
+    cdef bint invalid
+    cdef _nfd d
+    if is_bytes:
+        valid = _utf8_valid_prefix(<const uint8_t*>t.data, <Py_ssize_t>t.length, &invalid)
+        if <size_t>valid != t.length:
+            w.bad = valid
+            return WP_ERR_UTF8
+    while i < t.length:  # stage 1
+        start = i
+        c = _next_char(t, is_bytes, &i)
+        f = _flags(c)
+        if m.options & WP_CLEAN:
+            if f & BERT_DROP:
+                continue
+            if f & BERT_SPACE:
+                c = 0x20
+                f = _flags(c)
+        if (m.options & WP_CHINESE) and (f & BERT_CJK):
+            if (_put(&w.s1, &w.s1_at, &w.s1_cap, &n1, 0x20, start, i) < 0
+                    or _put(&w.s1, &w.s1_at, &w.s1_cap, &n1, c, start, i) < 0
+                    or _put(&w.s1, &w.s1_at, &w.s1_cap, &n1, 0x20, start, i) < 0):
+                return WP_ERR_MEMORY
+        elif _put(&w.s1, &w.s1_at, &w.s1_cap, &n1, c, start, i) < 0:
+            return WP_ERR_MEMORY
+    if not (m.options & WP_STRIP):  # stage 2 without NFD: lowercase, char by char
+        for k in range(n1):
+            if _lowered(m, w, &n, w.s1[k], w.s1_at[2 * k], w.s1_at[2 * k + 1]) < 0:
+                return WP_ERR_MEMORY
+        return <int64_t>n
+    d.n = 0
+    d.used = 0
+    for k in range(n1):
+        if _decomposed(m, w, &d, &n, w.s1[k]) < 0:
+            return WP_ERR_MEMORY
+    if _flush(m, w, &d, &n) < 0:
+        return WP_ERR_MEMORY
+    return <int64_t>n
+
+
+# ----------------------------------------------------------------------------- WordPiece
+
+cdef inline size_t _utf8_put(uint8_t* out, size_t o, uint32_t c) noexcept nogil:
+    if c < 0x80:
+        out[o] = <uint8_t>c
+        return o + 1
+    if c < 0x800:
+        out[o] = <uint8_t>(0xC0 | (c >> 6))
+        out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+        return o + 2
+    if c < 0x10000:
+        out[o] = <uint8_t>(0xE0 | (c >> 12))
+        out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+        out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+        return o + 3
+    out[o] = <uint8_t>(0xF0 | (c >> 18))
+    out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+    out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+    out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
+    return o + 4
+
+
+cdef inline int64_t _emit(const wp_model* m, wp_work* w, int32_t* dst, int64_t count, int32_t kid,
+                          int64_t start, int64_t end, bint spans) noexcept nogil:
+    """Token ``kid`` spanning input [start, end) at dst[count]; returns the new count."""
+    dst[count] = kid
+    if spans:
+        if _grow(<void**>&w.spans, &w.spans_cap, 2 * <size_t>count + 2, sizeof(int64_t)) < 0:
+            return WP_ERR_MEMORY
+        w.spans[2 * count] = start
+        w.spans[2 * count + 1] = end
+    return count + 1
+
+
+cdef int _word_room(wp_work* w, size_t need) noexcept nogil:
+    """Room for a word of ``need`` UTF-8 bytes, and the char each starts."""
+    cdef void* p = realloc(w.u8, need)
+    if p == NULL:
+        return WP_ERR_MEMORY
+    w.u8 = <uint8_t*>p
+    p = realloc(w.u8_char, need * sizeof(int32_t))
+    if p == NULL:
+        return WP_ERR_MEMORY
+    w.u8_char = <int32_t*>p
+    w.u8_cap = need
+    return 0
+
+
+cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* dst, int64_t count,
+                   bint spans) noexcept nogil:
+    """The tokens of the normalized chars a..b-1 (one word) after dst[count]; the new count."""
+    cdef size_t nbytes = 0, k, pos, p, best_end
+    cdef int32_t node, best
+    cdef int64_t before = count
+    if <int64_t>(b - a) > m.max_chars:
+        if m.unk_id < 0:
+            return WP_ERR_NO_UNK
+        return _emit(m, w, dst, count, m.unk_id, w.at[2 * a], w.at[2 * b - 1], spans)
+    if 4 * (b - a) + 1 > w.u8_cap and _word_room(w, 4 * (b - a) + 1) < 0:
+        return WP_ERR_MEMORY
+    for k in range(a, b):
+        p = _utf8_put(w.u8, nbytes, w.cp[k])
+        w.u8_char[nbytes] = <int32_t>k
+        nbytes += 1
+        while nbytes < p:
+            w.u8_char[nbytes] = -1
+            nbytes += 1
+    w.u8_char[nbytes] = <int32_t>b
+    pos = 0
+    while pos < nbytes:
+        node = 0 if pos == 0 else m.prefix_node
+        best = -1
+        best_end = pos
+        p = pos
+        while node >= 0 and p < nbytes:
+            node = _child(m, node, w.u8[p])
+            p += 1
+            if node >= 0 and m.node_token[node] >= 0 and w.u8_char[p] >= 0:
+                best = m.node_token[node]
+                best_end = p
+        if best < 0:
+            if m.unk_id < 0:
+                return WP_ERR_NO_UNK
+            if not (m.options & WP_UNK_PER_CHAR):  # HF and Google: the whole word is unknown
+                return _emit(m, w, dst, before, m.unk_id, w.at[2 * a], w.at[2 * b - 1], spans)
+            best = m.unk_id  # the seed's encoder: the char is unknown, and on
+            best_end = pos + 1
+            while w.u8_char[best_end] < 0:
+                best_end += 1
+        count = _emit(m, w, dst, count, best, w.at[2 * w.u8_char[pos]], w.at[2 * w.u8_char[best_end] - 1], spans)
+        if count < 0:
+            return count
+        pos = best_end
+    return count
+
+
+cdef inline size_t _next_word(const uint32_t* cp, size_t i, size_t n, size_t* end) noexcept nogil:
+    """BertPreTokenizer: where the next word of cp[i:n] starts (n: none left), *end where it
+    ends: whitespace is skipped, a punctuation char is a word of its own."""
+    cdef uint8_t f
+    while i < n and (_flags(cp[i]) & BERT_SPLIT):
+        i += 1
+    if i == n:
+        return n
+    f = _flags(cp[i])
+    end[0] = i + 1
+    if not (f & BERT_PUNCT):
+        while end[0] < n and not (_flags(cp[end[0]]) & (BERT_SPLIT | BERT_PUNCT)):
+            end[0] += 1
+    return i
+
+
+cdef int64_t _encode_text(const wp_model* m, const _text* t, bint is_bytes, int32_t* dst, wp_work* w,
+                          bint spans) noexcept nogil:
+    """A text's ids into dst (room: one per input unit, _text_cap); returns the count."""
+    cdef int64_t n = _normalize(m, t, is_bytes, w), count = 0
+    cdef size_t i = 0, j
+    if n < 0:
+        return n
+    while True:
+        i = _next_word(w.cp, i, <size_t>n, &j)
+        if i == <size_t>n:
+            break
+        count = _word(m, w, i, j, dst, count, spans)
+        if count < 0:
+            return count
+        i = j
+    return count
+
+
+cdef inline size_t _text_cap(const _text* t) noexcept nogil:
+    """Ids of a text, at most: a token holds at least one normalized char other than a
+    space, and an input char (a code unit of a str, a byte of UTF-8) gives at most
+    BERT_MAX_CHARS of those (its NFD; what lowercase lengthens, NFD has decomposed)."""
+    return BERT_MAX_CHARS * t.length + 1
+
+
+def char_classes(str text):
+    """BertPreTokenizer's class of each char of a (normalized) text: 0 a word's, 1
+    whitespace (dropped), 2 punctuation (a word of its own)."""
+    cdef Py_ssize_t i
+    cdef uint8_t f
+    out = bytearray(len(text))
+    for i in range(len(text)):
+        f = _flags(ord(text[i]))
+        out[i] = 1 if f & BERT_SPLIT else 2 if f & BERT_PUNCT else 0
+    return bytes(out)
+
+
+cdef class WordPieceCodec(CompiledModel):
+    """The compiled WordPiece model: ``WordPieceCodec(tokens, unk_id, prefix, max_chars,
+    options, first_forms, later_forms)``: the tokens' UTF-8 in id order; the unknown token's
+    id (-1: none); the continuing prefix's UTF-8 (``##``); max_input_chars_per_word; the
+    ``OPTIONS`` bits; each token's decoded bytes first in a text and after another token."""
+
+    cdef wp_model m
+    cdef object _ints        # tuple of the ids as Python ints (lists borrow them)
+    cdef bytes _first_forms  # decoding: each token's bytes, first in a text
+    cdef bytes _later_forms  # and after another token
+    cdef int64_t* _first_off
+    cdef int64_t* _later_off
+    cdef dict _lookup
+    cdef tuple _args         # what __reduce__ builds it from
+    cdef readonly tuple tokens
+
+    def __cinit__(self, tokens, int unk_id, bytes prefix, Py_ssize_t max_chars, int options, first_forms,
+                  later_forms):
+        cdef Py_ssize_t n = len(tokens), i
+        self.tokens = tuple(tokens)
+        self._args = (self.tokens, unk_id, prefix, max_chars, options, tuple(first_forms), tuple(later_forms))
+        if len(first_forms) != n or len(later_forms) != n:
+            raise ValueError("a decoded form for each token")
+        if not -1 <= unk_id < n:
+            raise ValueError(f"unk_id {unk_id} is not an id of the {n} tokens")
+        self.m.n_keys = n
+        self.m.unk_id = unk_id
+        self.m.max_chars = max_chars
+        self.m.options = options
+        self._ints = tuple(range(n))
+        self._lookup = {}
+        for i in range(n):
+            self._lookup[self.tokens[i]] = i
+        self._build_trie(prefix)
+        self._first_forms = _joined(first_forms, &self._first_off)
+        self._later_forms = _joined(later_forms, &self._later_off)
+
+    cdef _build_trie(self, bytes prefix):
+        cdef Py_ssize_t n = self.m.n_keys, i, k
+        cdef int64_t edges = sum(len(t) for t in self.tokens) + len(prefix) + 1, size = 1024
+        cdef int32_t node, nxt, n_nodes = 1
+        cdef const uint8_t* s
+        cdef bytes token
+        while size < 2 * edges:
+            size <<= 1
+        self.m.edge_keys = <uint64_t*>calloc(size, sizeof(uint64_t))
+        self.m.edge_vals = <int32_t*>malloc(size * sizeof(int32_t))
+        self.m.node_token = <int32_t*>malloc((edges + 1) * sizeof(int32_t))
+        if self.m.edge_keys == NULL or self.m.edge_vals == NULL or self.m.node_token == NULL:
+            raise MemoryError()
+        self.m.edge_mask = size - 1
+        self.m.node_token[0] = -1
+        for i in range(-1, n):
+            token = prefix if i < 0 else self.tokens[i]
+            s = <const uint8_t*>PyBytes_AS_STRING(token)
+            node = 0
+            for k in range(len(token)):
+                nxt = _child(&self.m, node, s[k])
+                if nxt < 0:
+                    nxt = n_nodes
+                    n_nodes += 1
+                    self.m.node_token[nxt] = -1
+                    _add_edge(&self.m, node, s[k], nxt)
+                node = nxt
+            if i < 0:
+                self.m.prefix_node = node
+            else:  # a token listed twice has its last id, as in HF (a map filled line by line)
+                self.m.node_token[node] = <int32_t>i
+
+    def __dealloc__(self):
+        free(self.m.edge_keys)
+        free(self.m.edge_vals)
+        free(self.m.node_token)
+        free(self._first_off)
+        free(self._later_off)
+
+    @property
+    def n_keys(self):
+        return self.m.n_keys
+
+    def lookup(self, key):
+        """The id of a token's UTF-8, or -1."""
+        return self._lookup.get(bytes(key), -1)
+
+    def __reduce__(self):
+        """Pickled as what it was built from (a stream decoder holds it)."""
+        return (WordPieceCodec, self._args)
+
+    # ------------------------------------------------------------------ encoding
+
+    cdef list _as_list(self, const int32_t* ids, int64_t count):
+        cdef list out = PyList_New(count)
+        cdef PyObject** items = (<PyListObject*>out).ob_item
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
+        cdef int64_t i
+        for i in range(count):
+            Py_INCREF(<object>ints[ids[i]])
+            items[i] = ints[ids[i]]
+        PyObject_GC_UnTrack(<PyObject*>out)
+        return out
+
+    cdef int64_t _encode_one(self, object data, int32_t* dst, wp_work* w, bint spans) except -2:
+        cdef _text t
+        cdef int64_t r
+        cdef bint is_bytes = PyBytes_CheckExact(data)
+        _as_text(data, &t)
+        if t.length < _NOGIL_UNITS:
+            r = _encode_text(&self.m, &t, is_bytes, dst, w, spans)
+        else:
+            with nogil:
+                r = _encode_text(&self.m, &t, is_bytes, dst, w, spans)
+        if r < 0:
+            self._raise(r, w, "")
+        return r
+
+    cdef _raise(self, int64_t code, wp_work* w, str where):
+        if code == WP_ERR_UTF8:
+            raise ValueError(f"{where}invalid UTF-8 at byte offset {w.bad}")
+        if code == WP_ERR_NO_UNK:
+            raise ValueError(f"{where}a word matches no token, and the vocabulary has no unknown token")
+        if code == WP_ERR_MEMORY:
+            raise MemoryError()
+        raise RuntimeError(f"{where}WordPiece encoding failed (error {code}): a bug in bbpe.wordpiece._codec")
+
+    cdef object _text_of(self, object data):
+        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
+            data = _plain_text(data, "text")
+        return data
+
+    cdef list _encode_list(self, object data, int flags):
+        cdef _text t
+        cdef int64_t count
+        cdef int32_t small[1024]
+        cdef int32_t* buf = &small[0]
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        data = self._text_of(data)
+        _as_text(data, &t)
+        if _text_cap(&t) > 1024:
+            buf = <int32_t*>malloc(_text_cap(&t) * sizeof(int32_t))
+            if buf == NULL:
+                raise MemoryError()
+        try:
+            count = self._encode_one(data, buf, &w, False)
+            return self._as_list(buf, count)
+        finally:
+            _work_free(&w)
+            if buf != &small[0]:
+                free(buf)
+
+    def encode(self, data, int flags=0):
+        """A str (a lone surrogate reads as U+FFFD) or UTF-8 bytes (ValueError naming the
+        offset where they are not UTF-8) -> list of ids."""
+        return self._encode_list(data, flags)
+
+    def encode_ids(self, data, int flags=0):
+        """Like ``encode``, the ids as a numpy array of uint32."""
+        return np.array(self._encode_list(data, flags), dtype=np.uint32)
+
+    def encode_offsets(self, data):
+        """(ids, spans): the ids of a text and each token's (start, end) in it, in chars of a
+        str and bytes of bytes: the input chars its normalized chars came from."""
+        cdef _text t
+        cdef int64_t count, i
+        cdef int32_t* buf
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        data = self._text_of(data)
+        _as_text(data, &t)
+        buf = <int32_t*>malloc(_text_cap(&t) * sizeof(int32_t))
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            count = self._encode_one(data, buf, &w, True)
+            spans = np.empty((count, 2), dtype=np.int64)
+            for i in range(count):
+                spans[i, 0] = w.spans[2 * i]
+                spans[i, 1] = w.spans[2 * i + 1]
+            return self._as_list(buf, count), spans
+        finally:
+            _work_free(&w)
+            free(buf)
+
+    def normalize(self, data):
+        """The text as the normalizer leaves it (HF's ``normalize_str``), and each char's
+        (start, end) in the input."""
+        cdef _text t
+        cdef int64_t n, i
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        data = self._text_of(data)
+        _as_text(data, &t)
+        try:
+            n = _normalize(&self.m, &t, PyBytes_CheckExact(data), &w)
+            if n < 0:
+                self._raise(n, &w, "")
+            text = "".join([chr(w.cp[i]) for i in range(n)])
+            spans = [(w.at[2 * i], w.at[2 * i + 1]) for i in range(n)]
+            return text, spans
+        finally:
+            _work_free(&w)
+
+    def count_words(self, texts, dict counts):
+        """Add the words of each text (str or UTF-8 bytes), as the normalizer and the
+        pre-tokenizer give them, to ``counts`` ({word: count}): what training counts."""
+        cdef _text t
+        cdef int64_t n
+        cdef size_t i, j
+        cdef bint is_bytes
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        try:
+            for data in texts:
+                data = self._text_of(data)
+                _as_text(data, &t)
+                is_bytes = PyBytes_CheckExact(data)
+                with nogil:
+                    n = _normalize(&self.m, &t, is_bytes, &w)
+                if n < 0:
+                    self._raise(n, &w, "")
+                i = 0
+                while True:
+                    i = _next_word(w.cp, i, <size_t>n, &j)
+                    if i == <size_t>n:
+                        break
+                    word = PyUnicode_FromKindAndData(4, w.cp + i, j - i)
+                    counts[word] = counts.get(word, 0) + 1
+                    i = j
+        finally:
+            _work_free(&w)
+
+    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
+        cdef Py_ssize_t m = len(texts), i
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
+        cdef size_t total = 0
+        cdef int64_t count = 0, out = 0
+        cdef int32_t* dst = NULL
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        if ts == NULL or is_bytes == NULL:
+            free(ts)
+            free(is_bytes)
+            raise MemoryError()
+        try:
+            for i in range(m):
+                _as_text(texts[i], &ts[i])
+                is_bytes[i] = PyBytes_CheckExact(texts[i])
+                total += _text_cap(&ts[i])
+            dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+            if dst == NULL:
+                raise MemoryError()
+            offs[0] = 0
+            with nogil:
+                for i in range(m):
+                    count = _encode_text(&self.m, &ts[i], is_bytes[i], dst + out, &w, False)
+                    if count < 0:
+                        break
+                    out += count
+                    offs[i + 1] = out
+            if count < 0:
+                self._raise(count, &w, f"texts[{i}]: ")
+            ids_out[0] = dst
+            dst = NULL
+            return out
+        finally:
+            free(ts)
+            free(is_bytes)
+            free(dst)
+            _work_free(&w)
+
+    def encode_many(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
+        """``texts[start:stop]`` (str or bytes) as (uint32 ids, int64 starts: one more than
+        texts), the GIL released while encoding."""
+        cdef list items = _own_copy(texts, start, stop)
+        cdef int32_t* ids = NULL
+        cdef int64_t count
+        cdef uint32_t[::1] view
+        offsets = np.empty(len(items) + 1, dtype=np.int64)
+        cdef int64_t[::1] offs = offsets
+        try:
+            count = self._encode_many(items, &ids, &offs[0])
+            out = np.empty(count, dtype=np.uint32)
+            view = out
+            if count:
+                memcpy(&view[0], ids, count * sizeof(int32_t))
+            return out, offsets
+        finally:
+            free(ids)
+
+    def encode_lists(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
+        """``texts[start:stop]`` as a list of lists of ids, nearly all of it without the GIL
+        (as the other codecs: rounds of ids in one buffer, the lists' items written as
+        borrowed pointers to the shared ints, the references added at the end)."""
+        cdef list items = _own_copy(texts, start, stop)
+        cdef Py_ssize_t m = len(items), i = 0, j, k
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
+        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+        cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
+        cdef int64_t* refs = <int64_t*>calloc(self.m.n_keys + 1, sizeof(int64_t))
+        cdef size_t cap = _ROUND_IDS, need, bound
+        cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
+        cdef int64_t count = 0
+        cdef list out = PyList_New(m)
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        PyObject_GC_UnTrack(<PyObject*>out)
+        try:
+            if ts == NULL or is_bytes == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
+                raise MemoryError()
+            for k in range(m):
+                _as_text(items[k], &ts[k])
+                is_bytes[k] = PyBytes_CheckExact(items[k])
+            while i < m:
+                need = 0
+                j = i
+                while j < m:
+                    bound = _text_cap(&ts[j])
+                    if j > i and need + bound > cap:
+                        break
+                    need += bound
+                    j += 1
+                if need > cap:
+                    free(buf)
+                    buf = <int32_t*>malloc(need * sizeof(int32_t))
+                    if buf == NULL:
+                        raise MemoryError()
+                    cap = need
+                offs[i] = 0
+                with nogil:
+                    for k in range(i, j):
+                        count = _encode_text(&self.m, &ts[k], is_bytes[k], buf + offs[k], &w, False)
+                        if count < 0:
+                            break
+                        offs[k + 1] = offs[k] + count
+                if count < 0:
+                    self._raise(count, &w, f"texts[{k}]: ")
+                _fill_lists(out, i, j, buf, offs, slots, ints, refs)
+                i = j
+            PyObject_GC_Track(<PyObject*>out)
+            return out
+        finally:
+            if refs != NULL:
+                _add_references(ints, refs, self.m.n_keys)
+            free(ts)
+            free(is_bytes)
+            free(offs)
+            free(slots)
+            free(refs)
+            free(buf)
+            _work_free(&w)
+
+    # ------------------------------------------------------------------ decoding
+
+    cdef object _decode(self, object ids, const char* errors, bint first):
+        """HF's WordPiece decoder over the ids: bytes (errors NULL) or str. ``first``: the
+        first id is the first token of the text (a stream's later calls pass False)."""
+        cdef const int64_t[::1] view
+        cdef int64_t* owned = NULL
+        cdef const int64_t* src
+        cdef Py_ssize_t n, i
+        cdef int64_t kid, size = 0
+        cdef uint8_t* dst = NULL
+        cdef size_t o = 0
+        cdef const int64_t* off
+        cdef const char* forms
+        try:
+            if PyList_CheckExact(ids):
+                n = _list_ids(ids, self.m.n_keys, &owned)
+                src = owned
+            else:
+                view = _id_array(ids, self.m.n_keys)
+                n = view.shape[0]
+                src = &view[0] if n else NULL
+            for i in range(n):
+                kid = src[i]
+                if kid < 0 or kid >= self.m.n_keys:
+                    raise UnknownIdError(kid, i, self.m.n_keys)
+                off = self._first_off if (first and i == 0) else self._later_off
+                size += off[kid + 1] - off[kid]
+            dst = <uint8_t*>malloc(size + 1)
+            if dst == NULL:
+                raise MemoryError()
+            for i in range(n):
+                kid = src[i]
+                if first and i == 0:
+                    off, forms = self._first_off, PyBytes_AS_STRING(self._first_forms)
+                else:
+                    off, forms = self._later_off, PyBytes_AS_STRING(self._later_forms)
+                memcpy(dst + o, forms + off[kid], off[kid + 1] - off[kid])
+                o += off[kid + 1] - off[kid]
+            if errors == NULL:
+                return PyBytes_FromStringAndSize(<char*>dst, size)
+            return PyUnicode_DecodeUTF8(<char*>dst, size, errors)
+        finally:
+            free(owned)
+            free(dst)
+
+    def decode(self, ids, bint first=True):
+        """Ids -> bytes, as HF's WordPiece decoder joins their tokens (``first=False``: the
+        ids continue a text, so the first of them is not its first token)."""
+        return self._decode(ids, NULL, first)
+
+    def decode_str(self, ids, str errors="replace"):
+        """Ids -> str (``decode``, decoded as UTF-8 with ``errors``)."""
+        cdef bytes e = errors.encode()
+        return self._decode(ids, e, True)
+
+
+cdef int _add_edge(wp_model* m, int32_t node, uint8_t byte, int32_t child) except -1:
+    cdef uint64_t key = ((<uint64_t>node << 8) | byte) + 1
+    cdef uint64_t h = (key * <uint64_t>0x9E3779B97F4A7C15) >> 20
+    while True:
+        h &= m.edge_mask
+        if m.edge_keys[h] == 0:
+            m.edge_keys[h] = key
+            m.edge_vals[h] = child
+            return 0
+        h += 1
+
+
+cdef bytes _joined(forms, int64_t** starts):
+    """The forms' bytes joined; *starts: a malloc'd array of where each starts, and the end."""
+    cdef Py_ssize_t n = len(forms), i
+    cdef int64_t* off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    if off == NULL:
+        raise MemoryError()
+    off[0] = 0
+    for i in range(n):
+        off[i + 1] = off[i] + len(forms[i])
+    starts[0] = off
+    return b"".join(forms)
