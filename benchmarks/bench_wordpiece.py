@@ -6,7 +6,8 @@
 
 The vocabularies are bert-base-chinese's and bert-base-uncased's, as blingfire's wheel ships
 them (``bert_chinese.i2w``, ``bert_base_tok.i2w``: each token read back through blingfire,
-a ``##`` told by whether it joins the token before it), written once as ``vocab.txt`` into
+a ``##`` told by whether it joins the token before it; the 3 tokens of bert-base-chinese it
+does not give back get placeholders), written once as ``vocab.txt`` into
 $BBPE_BENCH_MODELS/wordpiece; every tool but blingfire reads that file with BERT's uncased
 options (bert-base-chinese's own are the same), blingfire its compiled model of the same
 vocabulary.
@@ -57,8 +58,11 @@ def vocab_file(name: str) -> Path:
     singles = [text([i]) for i in range(size)]
     a = singles.index("a")
     tokens = [t if k == a or text([a, k]).startswith("a ") else "##" + t for k, t in enumerate(singles)]
-    # blingfire keeps the uncased model's special tokens lowercased: BERT's file has them upper case
-    tokens = [t.upper() if t in ("[pad]", "[unk]", "[cls]", "[sep]", "[mask]") else t for t in tokens]
+    # blingfire keeps the uncased model's special tokens lowercased: BERT's file has them upper case;
+    # a token it does not give back (3 of bert-base-chinese's) gets a placeholder: an empty line,
+    # which HF reads as a token and flash-tokenizer skips, would shift one tool's ids
+    tokens = [t.upper() if t in ("[pad]", "[unk]", "[cls]", "[sep]", "[mask]") else t or f"[bbpe_unknown_{k}]"
+              for k, t in enumerate(tokens)]
     MODELS.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{t}\n" for t in tokens), encoding="utf-8")
     return path
