@@ -151,7 +151,9 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
             tok = facade(document["model"]["type"])._from_json(document, name)
         else:
             _refuse_ranks_file(data, name)
-            tok = facade("WordPiece" if _is_vocab_txt(data) else "XBBPE")._from_file_bytes(data, name)
+            from .wordpiece.formats import looks_like_vocab_txt  # pure Python: no model is imported
+
+            tok = facade("WordPiece" if looks_like_vocab_txt(data) else "XBBPE")._from_file_bytes(data, name)
         if not isinstance(tok, cls):
             raise FormatError(name, 0, f"holds a {tok.kind} model, not a {cls.kind} one: load it with bbpe.load")
         if bug_compat:
@@ -726,26 +728,6 @@ def _refuse_ranks_file(data: bytes, name: str) -> None:
     if sniff(data[:4096]) == "tiktoken":
         raise FormatError(name, 0, "a tiktoken ranks file holds no pre-tokenizer pattern: load it with "
                                    "bbpe.BPE.from_tiktoken(path, pattern='o200k_base') (or the pattern it was made for)")
-
-
-def _is_vocab_txt(data: bytes) -> bool:
-    """Whether a file that is neither JSON nor a ranks file is BERT's ``vocab.txt``: no NUL
-    (an XBBPE ``.bin`` starts with a little-endian u64 count, which holds one), a token a
-    line with no space or tab inside (BERT splits words there: no token holds one), and
-    BERT's marks, a ``##`` continuation or one of its special tokens, so that a corpus of
-    short lines is not taken for one (its error says what it is)."""
-    head = data[: 1 << 20]
-    if not head or b"\0" in head[:4096]:
-        return False
-    lines = head.split(b"\n")
-    if len(head) < len(data):
-        lines.pop()  # (cut by the head)
-    if any(b" " in line.strip() or b"\t" in line.strip() for line in lines):
-        return False
-    return any(line.startswith(b"##") or line.rstrip() in _BERT_MARKS for line in lines)
-
-
-_BERT_MARKS = {b"[UNK]", b"[PAD]", b"[CLS]", b"[SEP]", b"[MASK]"}
 
 
 def _rebuilt(cls: type[Tokenizer], state: tuple, user_state: dict) -> Tokenizer:

@@ -85,6 +85,7 @@ from bbpe.common._cpython cimport (
     _as_text,
     _fill_lists,
     _own_copy,
+    _put_utf8,
     _text,
 )
 from bbpe.common._fast cimport CompiledModel, _id_array, _list_ids, _utf8_valid_prefix
@@ -145,26 +146,6 @@ cdef inline int64_t _utf8_invalid(const uint8_t* s, size_t n) noexcept nogil:
     cdef bint invalid
     cdef Py_ssize_t valid = _utf8_valid_prefix(s, <Py_ssize_t>n, &invalid)
     return -1 if <size_t>valid == n else valid
-
-
-cdef inline size_t _put_utf8(uint8_t* out, size_t o, uint32_t c) noexcept nogil:
-    if c < 0x80:
-        out[o] = <uint8_t>c
-        return o + 1
-    if c < 0x800:
-        out[o] = <uint8_t>(0xC0 | (c >> 6))
-        out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
-        return o + 2
-    if c < 0x10000:
-        out[o] = <uint8_t>(0xE0 | (c >> 12))
-        out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
-        out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
-        return o + 3
-    out[o] = <uint8_t>(0xF0 | (c >> 18))
-    out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
-    out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
-    out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
-    return o + 4
 
 
 ctypedef fused wide_t:

@@ -9,7 +9,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SI
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
@@ -127,3 +127,26 @@ cdef inline void _fill_lists(list out, Py_ssize_t i, Py_ssize_t j, const int32_t
             for t in range(n):
                 dst[t] = ints[src[t]]
                 refs[src[t]] += 1
+
+
+# ----------------------------------------------------------------------------- UTF-8
+
+cdef inline size_t _put_utf8(uint8_t* out, size_t o, uint32_t c) noexcept nogil:
+    """Code point c as UTF-8 at out[o:]; returns the offset after it."""
+    if c < 0x80:
+        out[o] = <uint8_t>c
+        return o + 1
+    if c < 0x800:
+        out[o] = <uint8_t>(0xC0 | (c >> 6))
+        out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+        return o + 2
+    if c < 0x10000:
+        out[o] = <uint8_t>(0xE0 | (c >> 12))
+        out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+        out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+        return o + 3
+    out[o] = <uint8_t>(0xF0 | (c >> 18))
+    out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+    out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+    out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
+    return o + 4

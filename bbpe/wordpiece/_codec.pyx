@@ -26,6 +26,11 @@ One pass per text:
 Decoding is HF's ``WordPiece`` decoder (decoders/wordpiece.rs): a token after the first
 loses the prefix if it has it, else gets a space before it; with ``cleanup``, each token
 then has HF's replacements (" ." -> "." ...). Both forms of every token are made once.
+
+Why this module is long: it is one job, WordPiece's compiled model, and Cython inlines only
+within a module, so the normalizer's stages, the pre-tokenizer and the matcher that one
+pass runs through live together; the batch entry points (``encode_many``,
+``encode_lists``) repeat the other codecs' shape around this model's one-text function.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
@@ -48,6 +53,7 @@ from bbpe.common._cpython cimport (
     _as_text,
     _fill_lists,
     _own_copy,
+    _put_utf8,
     _text,
 )
 from bbpe.common._fast cimport CompiledModel, _id_array, _list_ids, _utf8_valid_prefix
@@ -407,26 +413,6 @@ cdef int64_t _normalize(const wp_model* m, const _text* t, bint is_bytes, wp_wor
 
 # ----------------------------------------------------------------------------- WordPiece
 
-cdef inline size_t _utf8_put(uint8_t* out, size_t o, uint32_t c) noexcept nogil:
-    if c < 0x80:
-        out[o] = <uint8_t>c
-        return o + 1
-    if c < 0x800:
-        out[o] = <uint8_t>(0xC0 | (c >> 6))
-        out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
-        return o + 2
-    if c < 0x10000:
-        out[o] = <uint8_t>(0xE0 | (c >> 12))
-        out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
-        out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
-        return o + 3
-    out[o] = <uint8_t>(0xF0 | (c >> 18))
-    out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
-    out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
-    out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
-    return o + 4
-
-
 cdef inline int64_t _emit(const wp_model* m, wp_work* w, int32_t* dst, int64_t count, int32_t kid,
                           int64_t start, int64_t end, bint spans) noexcept nogil:
     """Token ``kid`` spanning input [start, end) at dst[count]; returns the new count."""
@@ -466,7 +452,7 @@ cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* d
     if 4 * (b - a) + 1 > w.u8_cap and _word_room(w, 4 * (b - a) + 1) < 0:
         return WP_ERR_MEMORY
     for k in range(a, b):
-        p = _utf8_put(w.u8, nbytes, w.cp[k])
+        p = _put_utf8(w.u8, nbytes, w.cp[k])
         w.u8_char[nbytes] = <int32_t>k
         nbytes += 1
         while nbytes < p:
@@ -540,18 +526,6 @@ cdef inline size_t _text_cap(const _text* t) noexcept nogil:
     space, and an input char (a code unit of a str, a byte of UTF-8) gives at most
     BERT_MAX_CHARS of those (its NFD; what lowercase lengthens, NFD has decomposed)."""
     return BERT_MAX_CHARS * t.length + 1
-
-
-def char_classes(str text):
-    """BertPreTokenizer's class of each char of a (normalized) text: 0 a word's, 1
-    whitespace (dropped), 2 punctuation (a word of its own)."""
-    cdef Py_ssize_t i
-    cdef uint8_t f
-    out = bytearray(len(text))
-    for i in range(len(text)):
-        f = _flags(ord(text[i]))
-        out[i] = 1 if f & BERT_SPLIT else 2 if f & BERT_PUNCT else 0
-    return bytes(out)
 
 
 cdef class WordPieceCodec(CompiledModel):
@@ -710,8 +684,21 @@ cdef class WordPieceCodec(CompiledModel):
         return self._encode_list(data, flags)
 
     def encode_ids(self, data, int flags=0):
-        """Like ``encode``, the ids as a numpy array of uint32."""
-        return np.array(self._encode_list(data, flags), dtype=np.uint32)
+        """Like ``encode``, the ids as a numpy array of uint32 (written there, no list made)."""
+        cdef _text t
+        cdef int64_t count
+        cdef uint32_t[::1] view
+        cdef wp_work w
+        memset(&w, 0, sizeof(wp_work))
+        data = self._text_of(data)
+        _as_text(data, &t)
+        out = np.empty(_text_cap(&t), dtype=np.uint32)
+        view = out
+        try:
+            count = self._encode_one(data, <int32_t*>&view[0], &w, False)
+        finally:
+            _work_free(&w)
+        return out[:count].copy()
 
     def encode_offsets(self, data):
         """(ids, spans): the ids of a text and each token's (start, end) in it, in chars of a
@@ -753,6 +740,30 @@ cdef class WordPieceCodec(CompiledModel):
             text = "".join([chr(w.cp[i]) for i in range(n)])
             spans = [(w.at[2 * i], w.at[2 * i + 1]) for i in range(n)]
             return text, spans
+        finally:
+            _work_free(&w)
+
+    def pre_tokenize(self, data):
+        """The words of a text as the normalizer and the pre-tokenizer give them, each with
+        its (start, end) in the input (HF's ``pre_tokenize_str`` of ``normalize_str``)."""
+        cdef _text t
+        cdef int64_t n
+        cdef size_t i = 0, j
+        cdef wp_work w
+        cdef list out = []
+        memset(&w, 0, sizeof(wp_work))
+        data = self._text_of(data)
+        _as_text(data, &t)
+        try:
+            n = _normalize(&self.m, &t, PyBytes_CheckExact(data), &w)
+            if n < 0:
+                self._raise(n, &w, "")
+            while True:
+                i = _next_word(w.cp, i, <size_t>n, &j)
+                if i == <size_t>n:
+                    return out
+                out.append((PyUnicode_FromKindAndData(4, w.cp + i, j - i), (w.at[2 * i], w.at[2 * j - 1])))
+                i = j
         finally:
             _work_free(&w)
 

@@ -25,6 +25,26 @@ _ADDED_FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
 
 # ----------------------------------------------------------------------------- vocab.txt
 
+def looks_like_vocab_txt(data: bytes) -> bool:
+    """Whether a file that is neither JSON nor a ranks file (``bbpe.load``) is BERT's
+    ``vocab.txt``: no NUL (an XBBPE ``.bin`` starts with a little-endian u64 count, which
+    holds one), a token a line with no space or tab inside (BERT splits words there: no
+    token holds one), and BERT's marks, a ``##`` continuation or one of its special tokens,
+    so that a corpus of short lines is not taken for one (its error says what it is)."""
+    head = data[: 1 << 20]
+    if not head or b"\0" in head[:4096]:
+        return False
+    lines = head.split(b"\n")
+    if len(head) < len(data):
+        lines.pop()  # (cut by the head)
+    if any(b" " in line.strip() or b"\t" in line.strip() for line in lines):
+        return False
+    return any(line.startswith(b"##") or line.rstrip() in BERT_MARKS for line in lines)
+
+
+BERT_MARKS = {token.encode() for token in BERT_ROLES.values()}
+
+
 def read_vocab_txt(data: bytes, name: str) -> tuple[str, ...]:
     """The tokens of a ``vocab.txt``, as HF reads it (models/wordpiece/mod.rs ``read_file``):
     one per line (LF or CRLF), trailing whitespace removed; FormatError naming the line of

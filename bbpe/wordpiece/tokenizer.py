@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..bpe.spec import AddedToken
+from ..bpe.templates import facade_pieces, spec_template, template_texts
 from ..common.stream import _one_or_many
 from ..errors import UnknownIdError
 from ..tokenizer import Tokenizer
@@ -166,11 +169,6 @@ class WordPiece(Tokenizer):
     def current_spec(self) -> WordPieceSpec:
         """The spec as the tokenizer is now: the file's, with the special tokens and the
         template set since (what ``save`` writes)."""
-        from dataclasses import replace
-
-        from ..bpe.spec import AddedToken
-        from ..bpe.templates import facade_pieces, spec_template
-
         known = {t.content.encode("utf-8", "surrogatepass"): t for t in self.spec.added_tokens}
         added = [known.get(key) or AddedToken(key.decode("utf-8", "surrogatepass"), kid, decoded=key)
                  for key, kid in self._specials.ids.items()]
@@ -180,8 +178,6 @@ class WordPiece(Tokenizer):
         return replace(self.spec, added_tokens=tuple(sorted(added, key=lambda t: t.id)), template=template)
 
     def _apply_spec_template(self, spec: WordPieceSpec) -> None:
-        from ..bpe.templates import facade_pieces, template_texts
-
         assert spec.template is not None
         single, pair = template_texts(spec.template)
         try:
@@ -201,8 +197,7 @@ class WordPiece(Tokenizer):
     def pre_tokenize(self, text: str) -> list[tuple[str, tuple[int, int]]]:
         """The words the model takes, each with its (start, end) in ``text`` (HF's
         ``pre_tokenize_str`` of the normalized text, the spans in the input)."""
-        normalized, spans = self._model.normalize(text)
-        return [(normalized[a:b], (spans[a][0], spans[b - 1][1])) for a, b in _word_bounds(self, normalized)]
+        return self._model.pre_tokenize(text)
 
     # ------------------------------------------------------------------ what the facade needs
 
@@ -231,11 +226,11 @@ class WordPiece(Tokenizer):
 
     def _decode_bytes(self, ids: Any) -> bytes:
         """HF's decoder over every token, added ones included (each a token of the text)."""
-        return self._decoded(ids, False).encode("utf-8", "surrogatepass")
+        return self._decoded(ids, False)
 
-    def _decoded(self, ids: Any, started: bool) -> str:
-        """The text of ids that come after others (``started``) or begin a text: the codec's
-        where they are all the model's, else the decoder over their tokens' text."""
+    def _decoded(self, ids: Any, started: bool) -> bytes:
+        """The text (UTF-8) of ids that come after others (``started``) or begin a text: the
+        codec's where they are all the model's, else the decoder over their tokens' text."""
         try:
             extra = set(self._specials.new_ids(len(self._keys)))
             plain = not extra or extra.isdisjoint(int(i) for i in ids)
@@ -243,7 +238,7 @@ class WordPiece(Tokenizer):
             plain = True  # (the codec names what is no integer)
         if plain:
             try:
-                return self._model.decode(ids, not started).decode("utf-8", "surrogatepass")
+                return self._model.decode(ids, not started)
             except UnknownIdError as err:  # the codec knows the model's ids only
                 raise UnknownIdError(err.id, err.position, len(self)) from None
         tokens = []
@@ -252,7 +247,7 @@ class WordPiece(Tokenizer):
             if token is None:
                 raise UnknownIdError(int(kid), position, len(self))
             tokens.append(token)
-        return self._decoded_tokens(tokens, started)
+        return self._decoded_tokens(tokens, started).encode("utf-8", "surrogatepass")
 
     def _decoded_tokens(self, tokens: list[str], started: bool = False) -> str:
         """HF's WordPiece decoder (decoders/wordpiece.rs) over tokens' text."""
@@ -321,7 +316,7 @@ class WordPieceStreamDecoder:
             return ""
         out = self.tok._decoded(ids, self.started)
         self.started = True
-        return out.encode("utf-8", "surrogatepass").decode("utf-8", self.errors)
+        return out.decode("utf-8", self.errors)
 
     def flush(self) -> str:
         """Nothing is held back; the next id starts a new text."""
@@ -365,23 +360,3 @@ def _decoded_forms(spec: WordPieceSpec) -> tuple[list[bytes], list[bytes]]:
         first.append(a.encode("utf-8", "surrogatepass"))
         later.append(b.encode("utf-8", "surrogatepass"))
     return first, later
-
-
-def _word_bounds(tok: WordPiece, normalized: str) -> list[tuple[int, int]]:
-    """The words of a normalized text as BertPreTokenizer splits it (the codec's classes)."""
-    from ._codec import char_classes
-
-    classes = char_classes(normalized)
-    out, i, n = [], 0, len(normalized)
-    while i < n:
-        if classes[i] == 1:  # whitespace
-            i += 1
-            continue
-        j = i + 1
-        if classes[i] != 2:  # not punctuation: a run of word chars
-            while j < n and classes[j] == 0:
-                j += 1
-        out.append((i, j))
-        i = j
-    return out
-

@@ -34,6 +34,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..bpe.spec import AddedToken
 from ..common.arguments import trainer_ints
 from ..common.progress import ProgressFn, stages
 from ..pairmerge.alphabet import INFINITE, kept_alphabet
@@ -186,8 +187,6 @@ def train(counts: dict[str, int], settings: Settings, show_progress: Any = True)
         if new == len(texts):
             texts.append(texts[a] + right)
         made.append((texts[a], texts[b]))
-    from ..bpe.spec import AddedToken
-
     added = tuple(AddedToken(t, ids[t], special=True, decoded=t.encode("utf-8", "surrogatepass"))
                   for t in dict.fromkeys(settings.special_tokens))
     spec = WordPieceSpec(tuple(texts), BERT_ROLES["unk_token"], prefix, 100, settings.normalizer,
