@@ -54,6 +54,25 @@ def test_engine_is_the_reference():
     assert seen["past 64 bits"] > 50 and seen["merged"] > 300, seen
 
 
+def test_engine_is_the_reference_on_a_larger_corpus():
+    """Enough words and merges that pairs leave the heaps and come back under another
+    owner, tokens' lists are walked and thinned, and the owners' heaps outgrow their room."""
+    rng = random.Random(8)
+    alphabet = "abcdefghijkl"
+    weights = [1 / (i + 1) for i in range(len(alphabet))]  # Zipf-like letters, so degrees differ
+    counts: Counter = Counter()
+    for _ in range(3000):
+        word = "".join(rng.choices(alphabet, weights, k=rng.randint(1, 9)))
+        counts[word] += rng.choice([1, 1, 1, 2, 3, 5, 40])
+    tokens = sorted(set("".join(counts)))
+    ids = {t: i for i, t in enumerate(tokens)}
+    case = {"words": [[ids[c] for c in w] for w in counts], "counts": list(counts.values()), "tokens": tokens,
+            "vocab_size": 400, "min_frequency": 2, "max_token_length": None}
+    expected = reference.likelihood_merges([list(w) for w in case["words"]], case["counts"], list(tokens), 400, 2)
+    assert len(expected) > 300
+    assert _engine(case) == expected
+
+
 def test_every_merge_has_the_best_score():
     """Replayed over the words, each merge is a pair of the highest score at its step, and
     equal scores go to the smaller pair of ids."""

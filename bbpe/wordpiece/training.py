@@ -47,6 +47,7 @@ BERT_UNCASED = BertNormalizer()
 MARK = 0x110000  # spells a token that starts a word (no code point of text is this large)
 SCORES = ("likelihood", "frequency")
 _BLOCK_LINES = 1 << 14
+_CODE_POINTS = 0x110000
 
 
 @dataclass(frozen=True)
@@ -144,12 +145,10 @@ def count_files(files: Iterable[str | os.PathLike[str]], normalizer: BertNormali
 def train(counts: dict[str, int], settings: Settings, show_progress: Any = True) -> Trained:
     """The WordPiece of these counted words (HF's WordPieceTrainer, or the seed's likelihood)."""
     prefix = settings.prefix
-    chars: dict[str, int] = {}
-    for word, count in counts.items():
-        for c in word:
-            chars[c] = chars.get(c, 0) + count
+    chars = _Chars(counts)
+    char_counts = chars.counts()
     for c in settings.initial_alphabet:
-        chars[c] = INFINITE
+        char_counts[c] = INFINITE
     texts: list[str] = []
     ids: dict[str, int] = {}
 
@@ -161,22 +160,13 @@ def train(counts: dict[str, int], settings: Settings, show_progress: Any = True)
 
     for token in settings.special_tokens:
         add(token)
-    alphabet = kept_alphabet(chars, settings.limit_alphabet)
-    for c in alphabet:
-        add(c)
-    kept = set(alphabet)
-    following = sorted({c for word in counts for c in word[1:] if c in kept})
-    for c in following:  # bbpe's order: by code point (HF's: its word map's, which varies)
-        add(prefix + c)
+    alphabet = kept_alphabet(char_counts, settings.limit_alphabet)
+    first = {c: add(c) for c in alphabet}
+    # bbpe's order of the continuing forms: by code point (HF's: its word map's, which varies)
+    later = {c: add(prefix + c) for c in chars.following(first)}
     if not texts:
         raise ValueError("no token to train: the texts hold no word, and special_tokens and initial_alphabet are empty")
-    lists, weights = [], []
-    for word, count in counts.items():
-        symbols = [ids[c if i == 0 else prefix + c] for i, c in enumerate(word) if c in kept]
-        lists.append(symbols)
-        weights.append(count)
-    words = WordTypes.from_lists(lists, weights) if lists else WordTypes(
-        np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int64))
+    words = chars.word_types(first, later)
     with stages(show_progress) as report:
         merges, _ = train_merges(words, _spellings(texts, prefix), settings.vocab_size,
                                  min_frequency=settings.min_frequency, score=settings.score,
@@ -192,6 +182,55 @@ def train(counts: dict[str, int], settings: Settings, show_progress: Any = True)
     spec = WordPieceSpec(tuple(texts), BERT_ROLES["unk_token"], prefix, 100, settings.normalizer,
                          added_tokens=added, template=bert_template(tuple(texts)))
     return Trained(spec, tuple(made))
+
+
+class _Chars:
+    """The counted words' chars, laid end to end as code points (numpy, so that a corpus of
+    a million distinct words is read in a few array passes, not char by char in Python)."""
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        words = list(counts)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        self.counts_ = np.fromiter(counts.values(), dtype=np.int64, count=len(words))
+        self.starts = offsets(lengths, len(words))
+        points = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        # each distinct char once (by code point), and which one each char of the words is:
+        # through a table over every code point (np.unique would sort them all)
+        present = np.zeros(_CODE_POINTS, dtype=bool)
+        present[points] = True
+        self.distinct = np.flatnonzero(present)
+        rank = np.cumsum(present, dtype=np.int32) - 1
+        self.which = rank[points]
+        self.first = np.zeros(len(points), dtype=bool)  # a word's first char
+        self.first[self.starts[:-1][lengths > 0]] = True
+        self.weights = np.repeat(self.counts_, lengths)
+
+    def counts(self) -> dict[str, int]:
+        """Each char's count: its occurrences weighted by their words' counts."""
+        totals = np.zeros(len(self.distinct), dtype=np.int64)
+        np.add.at(totals, self.which, self.weights)
+        return dict(zip(map(chr, self.distinct.tolist()), totals.tolist()))
+
+    def following(self, kept: dict[str, int]) -> list[str]:
+        """The kept chars that follow another char in some word, by code point."""
+        seen = np.zeros(len(self.distinct), dtype=bool)
+        seen[self.which[~self.first]] = True
+        return [c for c in map(chr, self.distinct[seen].tolist()) if c in kept]
+
+    def word_types(self, first: dict[str, int], later: dict[str, int]) -> WordTypes:
+        """Each word as symbols: its first char's token, then the continuing form of each
+        next char; a char outside the alphabet left out (the next keeps its continuing
+        form: HF looks at a char's place in the word, not among the kept ones)."""
+        as_first = np.full(len(self.distinct), -1, dtype=np.int64)
+        as_later = np.full(len(self.distinct), -1, dtype=np.int64)
+        for k, c in enumerate(map(chr, self.distinct.tolist())):
+            as_first[k] = first.get(c, -1)
+            as_later[k] = later.get(c, -1)
+        symbols = np.where(self.first, as_first[self.which], as_later[self.which])
+        kept = symbols >= 0
+        word_of = np.repeat(np.arange(len(self.counts_)), np.diff(self.starts))
+        per_word = np.bincount(word_of[kept], minlength=len(self.counts_))
+        return WordTypes(symbols[kept].astype(np.int32), offsets(per_word, len(per_word)), self.counts_)
 
 
 def _spellings(texts: list[str], prefix: str) -> tuple[np.ndarray, np.ndarray]:
