@@ -21,7 +21,30 @@ One pass per text:
    where no token matches is one unknown token (or, with ``unk_per_char``, the seed's
    encoder: one unknown token for the char, then on). The tokens are a trie over their
    UTF-8 whose transitions are a hash table; the continuing tokens are the subtree under the
-   prefix's node, so one walk finds the longest match at a position.
+   prefix's node.
+
+The matcher is LinMaxMatch (Song et al., "Fast WordPiece Tokenization", EMNLP 2021). Walking
+the trie from the root (or the prefix's node) as far as it goes, then again after the
+longest token found, reads bytes again and again: quadratic in a word's length. Instead,
+each node v has a failure link f(v) and failure pops F(v): the tokens longest-match-first
+makes final when the match cannot go on from v, and the node that spells what is left
+after them. One pass over the word's UTF-8, taking the transition when there is one and
+else emitting F(v) and going to f(v), gives the same tokens in time linear in the word's
+bytes; at the word's end, F is emitted link by link until the prefix's node. A missing link
+on the way means the word has no tokenization (one unknown token). The tables are made once,
+breadth-first from both the root and the prefix's node (never entered as a child; the
+paper's Algorithm 3): a token's node pops its token and links to the prefix's node;
+another node pops its parent's pops, then those of each node its parent's link leads on to
+until one has the node's byte, and links where that byte leads. F is one pool of ids
+(1.0 to 1.2 a node for BERT's vocabularies). Tokens being whole UTF-8 chars, a match ends
+where a char does.
+
+The walk is kept for the words that pass leaves: a word it finds no tokenization for
+(the walk says what then, ``unk_per_char``'s included), a word that starts with the
+prefix's bytes (there the nodes under the prefix's would spell a first token, which their
+links do not mean), and every word of a model without tables (tokens that are not whole
+UTF-8 chars, or failure pops past a limit: long tokens over short ones can make them
+quadratic in a token's length). A one-char word (most of Chinese text) is one lookup.
 
 Decoding is HF's ``WordPiece`` decoder (decoders/wordpiece.rs): a token after the first
 loses the prefix if it has it, else gets a space before it; with ``cleanup``, each token
@@ -109,6 +132,7 @@ cdef enum:
     WP_ERR_MEMORY = -1
     WP_ERR_UTF8 = -2
     WP_ERR_NO_UNK = -3
+    WP_WALK = -4             # (internal) the linear pass leaves this word to the walk
 
 cdef size_t _NOGIL_UNITS = 2048  # below this, releasing the GIL costs more than the work
 cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round
@@ -141,6 +165,12 @@ cdef inline int _mapped(const uint32_t* keys, const uint32_t* spans, Py_ssize_t 
 
 # ----------------------------------------------------------------------------- the model
 
+cdef struct wp_link:  # a node's failure link and failure pops (the module docstring)
+    int32_t fail             # f(v): the node to go on from when v has no transition for a byte (-1: none)
+    int32_t start            # F(v): pops[start : start + count], the tokens it makes final then
+    int32_t count
+
+
 cdef struct wp_model:
     int64_t n_keys
     int32_t unk_id           # -1: the vocabulary has no unknown token
@@ -151,7 +181,13 @@ cdef struct wp_model:
     int32_t* edge_vals
     uint64_t edge_mask
     int32_t* node_token      # the id of the token a node spells, or -1
-    int32_t prefix_node      # the node the continuing prefix leads to (-1: none)
+    int32_t prefix_node      # the node the continuing prefix leads to (the root when it is empty)
+    # LinMaxMatch's tables (NULL when the model has none: every word takes the walk)
+    wp_link* links           # per node: its failure link f and where its failure pops F are
+    int32_t* pops            # every node's F, one pool of token ids
+    int64_t n_pops
+    int32_t* token_len       # per id: the token's UTF-8 length (what a first token consumes)
+    int32_t prefix_len       # what a continuing token consumes less
 
 
 cdef struct wp_work:  # one text's scratch memory, reused from text to text
@@ -439,9 +475,12 @@ cdef int _word_room(wp_work* w, size_t need) noexcept nogil:
     return 0
 
 
-cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* dst, int64_t count,
-                   bint spans) noexcept nogil:
-    """The tokens of the normalized chars a..b-1 (one word) after dst[count]; the new count."""
+cdef int64_t _word_walk(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* dst, int64_t count,
+                        bint spans) noexcept nogil:
+    """The tokens of the normalized chars a..b-1 (one word) after dst[count]; the new count.
+    The walk: at each position the trie from the root (the word's start) or the prefix's
+    node, as far as it goes, then again after the longest token found (quadratic in the
+    word's length): the words ``_word`` leaves to it."""
     cdef size_t nbytes = 0, k, pos, p, best_end
     cdef int32_t node, best
     cdef int64_t before = count
@@ -485,6 +524,119 @@ cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* d
             return count
         pos = best_end
     return count
+
+
+cdef inline int64_t _emit_at(const wp_model* m, wp_work* w, int32_t* dst, int64_t count, int32_t kid,
+                             size_t* at, int32_t* less, bint spans) noexcept nogil:
+    """Token ``kid`` of the linear pass after dst[count]; the new count. *at: the byte of the
+    word where it starts (advanced past it); *less: what of its length is the prefix (0 for
+    the word's first token, then the prefix's length)."""
+    cdef size_t end
+    if not spans:
+        dst[count] = kid
+        return count + 1
+    end = at[0] + <size_t>(m.token_len[kid] - less[0])
+    count = _emit(m, w, dst, count, kid, w.at[2 * w.u8_char[at[0]]], w.at[2 * w.u8_char[end] - 1], True)
+    at[0] = end
+    less[0] = m.prefix_len
+    return count
+
+
+cdef inline int64_t _pop(const wp_model* m, wp_work* w, int32_t node, int32_t* dst, int64_t count, size_t* at,
+                         int32_t* less, bint spans) noexcept nogil:
+    """F(node) after dst[count], the tokens made final when the pass leaves ``node`` by its
+    failure link; the new count, WP_WALK when it has none."""
+    cdef const wp_link* link = &m.links[node]
+    cdef int32_t k
+    if link.fail < 0:
+        return WP_WALK
+    for k in range(link.start, link.start + link.count):
+        count = _emit_at(m, w, dst, count, m.pops[k], at, less, spans)
+        if count < 0:
+            return count
+    return count
+
+
+cdef int64_t _word_linear(const wp_model* m, wp_work* w, size_t nbytes, int32_t* dst, int64_t count,
+                          bint spans) noexcept nogil:
+    """LinMaxMatch over a word's UTF-8, w.u8[0:nbytes] (w.u8_char with spans): one pass, a
+    transition or a failure link (and its pops) at each step; the new count, or WP_WALK
+    for a word it leaves to the walk (one it finds no tokenization for, or one that starts
+    with the prefix). A token's node needs no tables: it pops its token and links to the
+    prefix's node (which, when the prefix is a token, must not be taken for one)."""
+    cdef int32_t node, nxt, kid, r = m.prefix_node, less = 0
+    cdef size_t i = 1, at = 0
+    node = _child(m, 0, w.u8[0])  # (the root: only here, as no link leads to it unless it is r)
+    if node < 0 or node == r:
+        return WP_WALK
+    while i < nbytes:
+        nxt = _child(m, node, w.u8[i])
+        if nxt >= 0:
+            if nxt == r:  # the word starts with the prefix: its nodes mean other strings there
+                return WP_WALK
+            node = nxt
+            i += 1
+            continue
+        kid = m.node_token[node]
+        if kid >= 0 and node != r:
+            count = _emit_at(m, w, dst, count, kid, &at, &less, spans)
+            node = r
+        else:
+            count = _pop(m, w, node, dst, count, &at, &less, spans)
+            node = m.links[node].fail
+        if count < 0:
+            return count
+    while node != r:  # the word's end: what is left is made final, link by link
+        kid = m.node_token[node]
+        if kid >= 0:
+            return _emit_at(m, w, dst, count, kid, &at, &less, spans)
+        count = _pop(m, w, node, dst, count, &at, &less, spans)
+        if count < 0:
+            return count
+        node = m.links[node].fail
+    return count
+
+
+cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* dst, int64_t count,
+                   bint spans) noexcept nogil:
+    """The tokens of the normalized chars a..b-1 (one word) after dst[count]; the new count:
+    a one-char word by its one lookup, a longer one by LinMaxMatch, the walk for the words
+    that leaves (module docstring)."""
+    cdef size_t nbytes = 0, k, p
+    cdef int32_t node = 0
+    cdef uint8_t one[4]
+    cdef int64_t r
+    if <int64_t>(b - a) > m.max_chars:
+        return _word_walk(m, w, a, b, dst, count, spans)
+    if b == a + 1:  # one char (a CJK char, a punctuation mark): the token it is, or else the walk's answer
+        p = _put_utf8(one, 0, w.cp[a])
+        for k in range(p):
+            node = _child(m, node, one[k])
+            if node < 0:
+                return _word_walk(m, w, a, b, dst, count, spans)
+        if m.node_token[node] < 0:
+            return _word_walk(m, w, a, b, dst, count, spans)
+        return _emit(m, w, dst, count, m.node_token[node], w.at[2 * a], w.at[2 * a + 1], spans)
+    if m.links == NULL:
+        return _word_walk(m, w, a, b, dst, count, spans)
+    if 4 * (b - a) + 1 > w.u8_cap and _word_room(w, 4 * (b - a) + 1) < 0:
+        return WP_ERR_MEMORY
+    if spans:
+        for k in range(a, b):
+            p = _put_utf8(w.u8, nbytes, w.cp[k])
+            w.u8_char[nbytes] = <int32_t>k
+            nbytes += 1
+            while nbytes < p:
+                w.u8_char[nbytes] = -1
+                nbytes += 1
+        w.u8_char[nbytes] = <int32_t>b
+    else:
+        for k in range(a, b):
+            nbytes = _put_utf8(w.u8, nbytes, w.cp[k])
+    r = _word_linear(m, w, nbytes, dst, count, spans)
+    if r == WP_WALK:
+        return _word_walk(m, w, a, b, dst, count, spans)
+    return r
 
 
 cdef inline size_t _next_word(const uint32_t* cp, size_t i, size_t n, size_t* end) noexcept nogil:
@@ -571,36 +723,143 @@ cdef class WordPieceCodec(CompiledModel):
         cdef int32_t node, nxt, n_nodes = 1
         cdef const uint8_t* s
         cdef bytes token
+        cdef bint whole = _whole_chars(prefix)
+        cdef int32_t* parent = NULL  # the edges, as they are made: each node's parent and the byte from it
+        cdef uint8_t* byte = NULL
         while size < 2 * edges:
             size <<= 1
         self.m.edge_keys = <uint64_t*>calloc(size, sizeof(uint64_t))
         self.m.edge_vals = <int32_t*>malloc(size * sizeof(int32_t))
         self.m.node_token = <int32_t*>malloc((edges + 1) * sizeof(int32_t))
-        if self.m.edge_keys == NULL or self.m.edge_vals == NULL or self.m.node_token == NULL:
-            raise MemoryError()
-        self.m.edge_mask = size - 1
-        self.m.node_token[0] = -1
-        for i in range(-1, n):
-            token = prefix if i < 0 else self.tokens[i]
-            s = <const uint8_t*>PyBytes_AS_STRING(token)
-            node = 0
-            for k in range(len(token)):
-                nxt = _child(&self.m, node, s[k])
-                if nxt < 0:
-                    nxt = n_nodes
-                    n_nodes += 1
-                    self.m.node_token[nxt] = -1
-                    _add_edge(&self.m, node, s[k], nxt)
-                node = nxt
-            if i < 0:
-                self.m.prefix_node = node
-            else:  # a token listed twice has its last id, as in HF (a map filled line by line)
-                self.m.node_token[node] = <int32_t>i
+        self.m.token_len = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        parent = <int32_t*>malloc((edges + 1) * sizeof(int32_t))
+        byte = <uint8_t*>malloc(edges + 1)
+        try:
+            if (self.m.edge_keys == NULL or self.m.edge_vals == NULL or self.m.node_token == NULL
+                    or self.m.token_len == NULL or parent == NULL or byte == NULL):
+                raise MemoryError()
+            self.m.edge_mask = size - 1
+            self.m.node_token[0] = -1
+            for i in range(-1, n):
+                token = prefix if i < 0 else self.tokens[i]
+                s = <const uint8_t*>PyBytes_AS_STRING(token)
+                node = 0
+                for k in range(len(token)):
+                    nxt = _child(&self.m, node, s[k])
+                    if nxt < 0:
+                        nxt = n_nodes
+                        n_nodes += 1
+                        self.m.node_token[nxt] = -1
+                        parent[nxt] = node
+                        byte[nxt] = s[k]
+                        _add_edge(&self.m, node, s[k], nxt)
+                    node = nxt
+                if i < 0:
+                    self.m.prefix_node = node
+                    self.m.prefix_len = <int32_t>len(token)
+                else:  # a token listed twice has its last id, as in HF (a map filled line by line)
+                    self.m.node_token[node] = <int32_t>i
+                    self.m.token_len[i] = <int32_t>len(token)
+                    whole = whole and _whole_chars(token)
+            if whole:  # else a match could end inside a char, where the walk refuses it: no tables
+                self._build_links(n_nodes, parent, byte)
+        finally:
+            free(parent)
+            free(byte)
+
+    cdef _build_links(self, int32_t n_nodes, const int32_t* parent, const uint8_t* byte):
+        """LinMaxMatch's tables (Song et al. 2021, Algorithm 3): a breadth-first pass from
+        both roots, the root and the prefix's node (never entered as a child), so that a
+        node's link and pops are made after those of every shallower node. A token's node
+        pops its token and links to the prefix's node; another node v, child of u by byte
+        c, pops F(u), then the pops of each node z it goes to by failure links from f(u)
+        until one has a transition by c, and links to where that leads (no such z: no
+        link, and no pops kept, as the pass never makes them)."""
+        cdef int32_t* first = <int32_t*>calloc(n_nodes + 1, sizeof(int32_t))  # u's children: kids[first[u]:first[u+1]]
+        cdef int32_t* kids = <int32_t*>malloc(n_nodes * sizeof(int32_t))
+        cdef int32_t* queue = <int32_t*>malloc(n_nodes * sizeof(int32_t))
+        cdef wp_link* links = <wp_link*>malloc(n_nodes * sizeof(wp_link))
+        cdef int64_t cap = n_nodes + 64, n_pops = 0, start
+        # |F(v)| is at most v's depth, but nodes of long tokens over short ones can add up to
+        # the square of a token's length: past this (BERT's vocabularies: 1.0 to 1.2 a node), the walk
+        cdef int64_t limit = min(<int64_t>0x7FFFFFFF, 8 * <int64_t>n_nodes + (1 << 20))
+        cdef int32_t* pops = <int32_t*>malloc(cap * sizeof(int32_t))
+        cdef int32_t u, v, z, t, j, head = 0, tail = 0, r = self.m.prefix_node
+        try:
+            if first == NULL or kids == NULL or queue == NULL or links == NULL or pops == NULL:
+                raise MemoryError()
+            for v in range(1, n_nodes):  # the children grouped by parent (a counting sort)
+                first[parent[v] + 1] += 1
+            for u in range(n_nodes):
+                first[u + 1] += first[u]
+            memcpy(queue, first, n_nodes * sizeof(int32_t))
+            for v in range(1, n_nodes):
+                kids[queue[parent[v]]] = v
+                queue[parent[v]] += 1
+            for v in range(n_nodes):
+                links[v].fail = -1
+                links[v].start = 0
+                links[v].count = 0
+            queue[tail] = 0
+            tail += 1
+            if r != 0:  # (an empty prefix: the root is both)
+                queue[tail] = r
+                tail += 1
+            while head < tail:
+                u = queue[head]
+                head += 1
+                for j in range(first[u], first[u + 1]):
+                    v = kids[j]
+                    if v == r:
+                        continue
+                    queue[tail] = v
+                    tail += 1
+                    start = n_pops
+                    if self.m.node_token[v] >= 0:
+                        pops = _room_pops(pops, &cap, n_pops + 1, limit)
+                        pops[n_pops] = self.m.node_token[v]
+                        n_pops += 1
+                        links[v].fail = r
+                    else:
+                        pops = _room_pops(pops, &cap, n_pops + links[u].count, limit)
+                        memcpy(pops + n_pops, pops + links[u].start, links[u].count * sizeof(int32_t))
+                        n_pops += links[u].count
+                        z = links[u].fail
+                        t = -1
+                        while z >= 0:
+                            t = _child(&self.m, z, byte[v])
+                            if t >= 0:
+                                break
+                            pops = _room_pops(pops, &cap, n_pops + links[z].count, limit)
+                            memcpy(pops + n_pops, pops + links[z].start, links[z].count * sizeof(int32_t))
+                            n_pops += links[z].count
+                            z = links[z].fail
+                        if t < 0:
+                            n_pops = start
+                        links[v].fail = t
+                    links[v].start = <int32_t>start
+                    links[v].count = <int32_t>(n_pops - start)
+            self.m.links = links
+            self.m.pops = pops
+            self.m.n_pops = n_pops
+            links = NULL
+            pops = NULL
+        except OverflowError:  # a pool past its limit (no real vocabulary): no tables, the walk
+            pass
+        finally:
+            free(first)
+            free(kids)
+            free(queue)
+            free(links)
+            free(pops)
 
     def __dealloc__(self):
         free(self.m.edge_keys)
         free(self.m.edge_vals)
         free(self.m.node_token)
+        free(self.m.token_len)
+        free(self.m.links)
+        free(self.m.pops)
         free(self._first_off)
         free(self._later_off)
 
@@ -986,6 +1245,52 @@ cdef int _add_edge(wp_model* m, int32_t node, uint8_t byte, int32_t child) excep
             m.edge_vals[h] = child
             return 0
         h += 1
+
+
+cdef bint _whole_chars(bytes s):
+    """Whether s is whole UTF-8 sequences by their shape (each lead byte followed by as many
+    continuation bytes as it says): a token that is can only end where a word's char ends."""
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(s)
+    cdef Py_ssize_t n = len(s), i = 0, need, k
+    cdef uint8_t c
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            need = 0
+        elif 0xC0 <= c < 0xE0:
+            need = 1
+        elif 0xE0 <= c < 0xF0:
+            need = 2
+        elif 0xF0 <= c < 0xF8:
+            need = 3
+        else:
+            return False
+        if i + 1 + need > n:
+            return False
+        for k in range(i + 1, i + 1 + need):
+            if (p[k] & 0xC0) != 0x80:
+                return False
+        i += 1 + need
+    return True
+
+
+cdef int32_t* _room_pops(int32_t* pops, int64_t* cap, int64_t need, int64_t limit) except NULL:
+    """The pool with room for ``need`` ids (grown by doubling); OverflowError past ``limit``."""
+    cdef int64_t grown = cap[0]
+    cdef void* p
+    if need <= cap[0]:
+        return pops
+    if need > limit:
+        raise OverflowError("failure pops past their limit")
+    while grown < need:
+        grown *= 2
+    if grown > limit:
+        grown = limit
+    p = realloc(pops, grown * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    cap[0] = grown
+    return <int32_t*>p
 
 
 cdef bytes _joined(forms, int64_t** starts):
