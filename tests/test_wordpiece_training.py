@@ -58,6 +58,26 @@ def _lines() -> list[str]:
         "don't stop believing; it's 12345 o'clock", "Ça va? Über straße café naïve"]
 
 
+@pytest.mark.parametrize("handle_chinese_chars", [True, False])
+def test_the_counted_words_are_the_pre_tokenizer_s(handle_chinese_chars):
+    """Training counts the words ``pre_tokenize`` shows, each as often as it is met, in the
+    order first met; str and bytes lines alike."""
+    from bbpe.wordpiece.spec import BertNormalizer
+    from bbpe.wordpiece.training import count_texts
+
+    rng = random.Random(4)
+    pieces = ["中文", "字", "Ça", "va?", "ÜBER", "café", "\u0301", "x" * 120, "😀", "[UNK]", "\x00", "\t", "ﬁ", "12,5"]
+    lines = _lines() + [" ".join(rng.choices(pieces, k=rng.randint(0, 12))) for _ in range(300)]
+    normalizer = BertNormalizer(handle_chinese_chars=handle_chinese_chars)
+    tok = bbpe.WordPiece.from_vocab(["[UNK]", "a"], handle_chinese_chars=handle_chinese_chars)
+    expected = _words(tok, lines)
+    counted = count_texts([line if i % 2 else line.encode() for i, line in enumerate(lines)], normalizer)
+    assert counted == expected
+    assert list(counted) == list(expected)  # first met first
+    again = count_texts(lines[:7], normalizer, dict(counted))  # counts add up across calls
+    assert again == expected + _words(tok, lines[:7])
+
+
 @pytest.mark.parametrize("score", ["likelihood", "frequency"])
 def test_every_merge_is_a_best_pair_at_its_step(score):
     lines = _lines()

@@ -62,7 +62,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 
 from bbpe.common._cpython cimport (
     PyList_CheckExact,
@@ -673,6 +673,86 @@ cdef int64_t _encode_text(const wp_model* m, const _text* t, bint is_bytes, int3
     return count
 
 
+cdef struct _word_entry:
+    uint64_t hash            # 0: an empty slot
+    int64_t start            # the word's chars: chars[start:start + length]
+    int64_t count
+    size_t length
+
+
+cdef struct _word_table:  # count_words' words and their counts, by their code points
+    _word_entry* entries     # open addressing, at most half full
+    size_t mask
+    int64_t* order           # the slots in the order their words were first met
+    int64_t n_words
+    uint32_t* chars
+    size_t n_chars
+    size_t chars_cap
+
+
+cdef inline uint64_t _word_hash(const uint32_t* cp, size_t n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>0xCBF29CE484222325
+    cdef size_t k
+    for k in range(n):
+        h = (h ^ cp[k]) * <uint64_t>0x100000001B3
+    h ^= h >> 29
+    return h | 1
+
+
+cdef int _grow_word_table(_word_table* t) noexcept nogil:
+    """Twice the slots (16 at first), every word put again; WP_ERR_MEMORY if none."""
+    cdef size_t cap = 16 if t.entries == NULL else 2 * (t.mask + 1), s
+    cdef _word_entry* entries = <_word_entry*>calloc(cap, sizeof(_word_entry))
+    cdef int64_t* order = <int64_t*>malloc(cap * sizeof(int64_t))
+    cdef int64_t k
+    if entries == NULL or order == NULL:
+        free(entries)
+        free(order)
+        return WP_ERR_MEMORY
+    for k in range(t.n_words):
+        s = t.entries[t.order[k]].hash & (cap - 1)
+        while entries[s].hash != 0:
+            s = (s + 1) & (cap - 1)
+        entries[s] = t.entries[t.order[k]]
+        order[k] = <int64_t>s
+    free(t.entries)
+    free(t.order)
+    t.entries = entries
+    t.order = order
+    t.mask = cap - 1
+    return 0
+
+
+cdef int _count_word(_word_table* t, const uint32_t* cp, size_t n) noexcept nogil:
+    """One more of the word cp[0:n]; WP_ERR_MEMORY if it could not be added."""
+    cdef uint64_t h = _word_hash(cp, n)
+    cdef size_t s
+    cdef _word_entry* e
+    if t.entries == NULL or 2 * (<size_t>t.n_words + 1) > t.mask + 1:
+        if _grow_word_table(t) < 0:
+            return WP_ERR_MEMORY
+    s = h & t.mask
+    while True:
+        e = &t.entries[s]
+        if e.hash == 0:
+            break
+        if e.hash == h and e.length == n and memcmp(t.chars + e.start, cp, n * sizeof(uint32_t)) == 0:
+            e.count += 1
+            return 0
+        s = (s + 1) & t.mask
+    if _grow(<void**>&t.chars, &t.chars_cap, t.n_chars + n, sizeof(uint32_t)) < 0:
+        return WP_ERR_MEMORY
+    memcpy(t.chars + t.n_chars, cp, n * sizeof(uint32_t))
+    e.hash = h
+    e.start = <int64_t>t.n_chars
+    e.length = n
+    e.count = 1
+    t.n_chars += n
+    t.order[t.n_words] = <int64_t>s
+    t.n_words += 1
+    return 0
+
+
 cdef inline size_t _text_cap(const _text* t) noexcept nogil:
     """Ids of a text, at most: a token holds at least one normalized char other than a
     space, and an input char (a code unit of a str, a byte of UTF-8) gives at most
@@ -1028,13 +1108,21 @@ cdef class WordPieceCodec(CompiledModel):
 
     def count_words(self, texts, dict counts):
         """Add the words of each text (str or UTF-8 bytes), as the normalizer and the
-        pre-tokenizer give them, to ``counts`` ({word: count}): what training counts."""
+        pre-tokenizer give them, to ``counts`` ({word: count}): what training counts. The
+        words are counted in a table of code points first (``_word_table``), and each
+        distinct word becomes a str once, when the call ends, in the order first met: a
+        str and a dict update per word met cost most of a count on Chinese, where each
+        char is a word."""
         cdef _text t
         cdef int64_t n
         cdef size_t i, j
         cdef bint is_bytes
         cdef wp_work w
+        cdef _word_table table
+        cdef int64_t k
+        cdef const _word_entry* e
         memset(&w, 0, sizeof(wp_work))
+        memset(&table, 0, sizeof(_word_table))
         try:
             for data in texts:
                 data = self._text_of(data)
@@ -1042,18 +1130,27 @@ cdef class WordPieceCodec(CompiledModel):
                 is_bytes = PyBytes_CheckExact(data)
                 with nogil:
                     n = _normalize(&self.m, &t, is_bytes, &w)
+                    if n >= 0:
+                        i = 0
+                        while True:
+                            i = _next_word(w.cp, i, <size_t>n, &j)
+                            if i == <size_t>n:
+                                break
+                            if _count_word(&table, w.cp + i, j - i) < 0:
+                                n = WP_ERR_MEMORY
+                                break
+                            i = j
                 if n < 0:
                     self._raise(n, &w, "")
-                i = 0
-                while True:
-                    i = _next_word(w.cp, i, <size_t>n, &j)
-                    if i == <size_t>n:
-                        break
-                    word = PyUnicode_FromKindAndData(4, w.cp + i, j - i)
-                    counts[word] = counts.get(word, 0) + 1
-                    i = j
+            for k in range(table.n_words):
+                e = &table.entries[table.order[k]]
+                word = PyUnicode_FromKindAndData(4, table.chars + e.start, e.length)
+                counts[word] = counts.get(word, 0) + e.count
         finally:
             _work_free(&w)
+            free(table.entries)
+            free(table.order)
+            free(table.chars)
 
     cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
         cdef Py_ssize_t m = len(texts), i
