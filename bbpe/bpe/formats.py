@@ -13,7 +13,8 @@ GPT-2 vocab + merges    ``read_vocab_merges``
 ``sniff`` tells the formats apart from a file's first bytes, for ``bbpe.load``. The modules
 behind this one: spec (BpeSpec), byte_level (GPT-2's byte-to-unicode map), patterns (the
 pre-tokenizer patterns by name), tiktoken_file, hf_json and hf_pipeline (reading HF's
-file), hf_write, vocab_merges, json_fields (errors naming the field).
+file), hf_write, vocab_merges; and, shared with the other models, bbpe.common's hf_spec
+(added tokens, templates), hf_templates and json_fields (errors naming the field).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import re
 import zlib
 from typing import Literal
 
+from ..common.hf_spec import AddedToken, Template, TemplatePiece
+from ..common.json_fields import parse
 from .hf_json import read_tokenizer_json
 from .hf_write import dumps, ranks_to_merges, to_tokenizer_json
-from .json_fields import parse
 from .patterns import ENCODINGS, HF_BYTE_LEVEL_PATTERN, PATTERNS, PatternError, pattern_name, resolve_pattern
-from .spec import AddedToken, BpeSpec, Template, TemplatePiece
+from .spec import BpeSpec
 from .tiktoken_file import GZIP_MAGIC, read_tiktoken, tiktoken_bytes, write_tiktoken
 from .vocab_merges import read_vocab_merges
 

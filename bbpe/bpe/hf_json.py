@@ -17,10 +17,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..common.hf_spec import AddedToken, Template
+from ..common.json_fields import Fields, key, shown
 from .byte_level import decoded_bytes, foreign_char, to_bytes
 from .hf_pipeline import Pipeline, read_pipeline
-from .json_fields import Fields, key, shown
-from .spec import AddedToken, BpeSpec, Template
+from .spec import BpeSpec
 
 _ADDED_FLAGS = ("special", "normalized", "lstrip", "rstrip", "single_word")
 _NOT_APPLIED = {"lstrip": "strip the spaces before", "rstrip": "strip the spaces after",

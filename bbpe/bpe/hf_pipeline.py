@@ -25,11 +25,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..common.hf_spec import Template, TemplatePiece
+from ..common.hf_templates import read_template
+from ..common.json_fields import Fields, shown
 from ._pretokenize import WHITESPACE_PATTERN
-from .json_fields import Fields, shown
 from .onig import from_onig, to_onig
 from .patterns import HF_BYTE_LEVEL_PATTERN, KNOWN_PATTERNS, PatternError, regex_problem
-from .spec import Template, TemplatePiece
 
 # the known patterns as an HF file spells them (hf_write writes them so): read back as themselves
 _KNOWN_ONIG = {to_onig(pattern): pattern for pattern in KNOWN_PATTERNS.values()}
@@ -197,47 +198,6 @@ def _post_processor(stage: Any, field: str, fields: Fields, out: Pipeline) -> No
         out.template = _roberta(stage, field, fields, out)
     else:
         out.template = read_template(stage, field, fields)
-
-
-def read_template(stage: dict[str, Any], field: str, fields: Fields) -> Template:
-    """processors/template.rs: ``single`` and ``pair`` are lists of pieces, and each
-    ``SpecialToken`` piece names an entry of ``special_tokens`` ({id, ids, tokens})."""
-    names: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {}
-    specials = fields.obj(stage.get("special_tokens"), f"{field}.special_tokens")
-    for name, entry in specials.items():
-        at = f"{field}.special_tokens[{name!r}]"
-        entry = fields.obj(entry, at, "an object {'id': str, 'ids': [int], 'tokens': [str]}")
-        ids = tuple(fields.integer(kid, f"{at}.ids[{i}]") for i, kid in enumerate(fields.array(entry.get("ids"),
-                                                                                                 f"{at}.ids")))
-        tokens = tuple(fields.text(t, f"{at}.tokens[{i}]") for i, t in enumerate(fields.array(entry.get("tokens"),
-                                                                                                f"{at}.tokens")))
-        if len(ids) != len(tokens):
-            fields.fail(at, f"{len(ids)} ids and {len(tokens)} tokens: they go in pairs")
-        names[name] = (ids, tokens)
-    single = _pieces(stage.get("single"), f"{field}.single", names, fields)
-    pair = _pieces(stage.get("pair"), f"{field}.pair", names, fields)
-    return Template(single, pair, names)
-
-
-def _pieces(value: Any, field: str, names: dict[str, Any], fields: Fields) -> tuple[TemplatePiece, ...]:
-    pieces = []
-    for i, piece in enumerate(fields.array(value, field, "a list of pieces")):
-        at = f"{field}[{i}]"
-        form = "{'Sequence': {'id': 'A', 'type_id': 0}} or {'SpecialToken': {'id': token, 'type_id': 0}}"
-        if not (isinstance(piece, dict) and len(piece) == 1 and next(iter(piece)) in ("Sequence", "SpecialToken")):
-            fields.fail(at, f"{shown(piece)} is not a piece of a template ({form})")
-        (kind, inner), = piece.items()
-        inner = fields.obj(inner, f"{at}.{kind}")
-        kid = inner.get("id")
-        if not isinstance(kid, str):
-            fields.fail(f"{at}.{kind}.id", f"must be a str, got {shown(kid)}")
-        if kind == "Sequence" and kid not in ("A", "B"):
-            fields.fail(f"{at}.Sequence.id", f"must be 'A' or 'B', got {shown(kid)}")
-        if kind == "SpecialToken" and kid not in names:
-            fields.fail(f"{at}.SpecialToken.id", f"{shown(kid)} is not one of the template's special_tokens")
-        type_id = fields.integer(inner.get("type_id"), f"{at}.{kind}.type_id")
-        pieces.append(TemplatePiece(f"${kid}" if kind == "Sequence" else str(kid), type_id))
-    return tuple(pieces)
 
 
 def _roberta(stage: dict[str, Any], field: str, fields: Fields, out: Pipeline) -> Template:

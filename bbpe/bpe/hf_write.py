@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..common.hf_spec import AddedToken, added_entry
+from ..common.hf_templates import template_entry
 from ._pretokenize import WHITESPACE_PATTERN
 from .byte_level import to_text
 from .onig import to_onig
 from .patterns import HF_BYTE_LEVEL_PATTERN, PatternError
-from .spec import AddedToken, BpeSpec, Template, TemplatePiece
+from .spec import BpeSpec
 
 FORMAT_VERSION = "1.0"
 _BYTE_LEVEL_DEFAULTS = {"add_prefix_space": True, "trim_offsets": True, "use_regex": True}
@@ -122,11 +124,6 @@ def _added_tokens(spec: BpeSpec, ids: dict[str, int]) -> list[dict[str, Any]]:
     return out
 
 
-def added_entry(token: AddedToken) -> dict[str, Any]:
-    return {"id": token.id, "content": token.content, "single_word": token.single_word, "lstrip": token.lstrip,
-            "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
-
-
 def _pre_tokenizer(spec: BpeSpec) -> dict[str, Any]:
     if spec.char_units:
         if spec.pattern != WHITESPACE_PATTERN or spec.add_prefix_space:
@@ -163,13 +160,3 @@ def _post_processor(spec: BpeSpec) -> dict[str, Any] | None:
     if len(stages) < 2:
         return stages[0] if stages else None
     return {"type": "Sequence", "processors": stages}
-
-
-def template_entry(template: Template) -> dict[str, Any]:
-    """processors/template.rs's serialized form."""
-    def pieces(template_pieces: tuple[TemplatePiece, ...]) -> list[dict[str, Any]]:
-        return [{"Sequence": {"id": p.name[1:], "type_id": p.type_id}} if p.name in ("$A", "$B")
-                else {"SpecialToken": {"id": p.name, "type_id": p.type_id}} for p in template_pieces]
-    return {"type": "TemplateProcessing", "single": pieces(template.single), "pair": pieces(template.pair),
-            "special_tokens": {name: {"id": name, "ids": list(ids), "tokens": list(tokens)}
-                               for name, (ids, tokens) in template.tokens.items()}}

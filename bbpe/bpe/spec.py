@@ -10,63 +10,10 @@ its file.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-
-@dataclass(frozen=True)
-class AddedToken:
-    """A token matched whole in the text before the model runs (HF's ``added_tokens``,
-    tiktoken's special tokens).
-
-    - ``content``: the text it matches;
-    - ``id``: its id, as HF gives it when loading the file (tokenizer/serialization.rs,
-      added_vocabulary.rs ``add_tokens``): the id of the model's vocabulary token of that
-      *str* if there is one, else the next id after the vocabulary and the added tokens
-      before it; the ``id`` written in the file is not used (HF only warns of a
-      difference, and so does ``read_tokenizer_json``);
-    - ``special``: skipped by ``decode(skip_special_tokens=True)``; a non-special added token
-      is matched the same way;
-    - ``normalized``: HF matches it in the normalized text (only different from the raw text
-      with a normalizer: ``BpeSpec.normalizer``);
-    - ``lstrip``, ``rstrip``, ``single_word``: always False in a spec (bbpe does not apply
-      them, so the readers refuse them); kept so the writer writes what HF writes;
-    - ``decoded``: the bytes HF's ByteLevel decoder gives for it (byte_level.decoded_bytes:
-      its UTF-8, unless all its chars are in the byte-level alphabet).
-    """
-
-    content: str
-    id: int
-    special: bool = True
-    normalized: bool = False
-    lstrip: bool = False
-    rstrip: bool = False
-    single_word: bool = False
-    decoded: bytes = b""
-
-
-@dataclass(frozen=True)
-class TemplatePiece:
-    """One piece of a template: ``"$A"`` or ``"$B"`` (a text's ids) or the name of one of
-    ``Template.tokens``, with the type id its ids get."""
-
-    name: str
-    type_id: int = 0
-
-
-@dataclass(frozen=True)
-class Template:
-    """HF's ``TemplateProcessing`` (tokenizers/src/processors/template.rs): the ids put
-    around one text (``single``) and a pair (``pair``). ``tokens`` maps each name that a
-    piece uses to its ids and their token strings, as the file gives them (a name may stand
-    for several ids; the ids are not looked up in the vocabulary: HF uses them as given).
-    A ``RobertaProcessing`` is read as the template it applies: ``<s> $A </s>`` and
-    ``<s> $A </s> </s> $B </s>``, all of type id 0."""
-
-    single: tuple[TemplatePiece, ...]
-    pair: tuple[TemplatePiece, ...]
-    tokens: Mapping[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
-    roberta: bool = False  # a RobertaProcessing: every type id 0, with add_special_tokens=False too
+from ..common.hf_spec import AddedToken, Template
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,10 @@ from collections.abc import Mapping
 from typing import BinaryIO, Union
 
 from ..common.files import atomic_write
+from ..common.hf_spec import AddedToken
 from ..errors import FormatError
 from .patterns import resolve_pattern
-from .spec import AddedToken, BpeSpec
+from .spec import BpeSpec
 
 Source = Union[str, "os.PathLike[str]", BinaryIO, Mapping[bytes, int]]
 GZIP_MAGIC = b"\x1f\x8b"

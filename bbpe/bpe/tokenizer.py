@@ -20,6 +20,8 @@ from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
+from ..common.hf_spec import AddedToken, Template
+from ..common.hf_templates import facade_pieces, spec_template, template_texts
 from ..common.specials import SpecialTokenError
 from ..common.template import A, B
 from ..common.template import Template as FacadeTemplate
@@ -30,8 +32,7 @@ from ._pretokenize import compiled_pattern, split
 from .formats import read_tiktoken, read_tokenizer_json, read_vocab_merges, tiktoken_bytes, to_tokenizer_json
 from .nfc import nfc_alignment
 from .offsets import UnitOf, byte_units, char_units, prefixed_spans, trimmed_spans, walked_spans
-from .spec import AddedToken, BpeSpec, Template
-from .templates import facade_pieces, spec_template, template_texts
+from .spec import BpeSpec
 
 _TIKTOKEN_SOURCE = "str | os.PathLike[str] | BinaryIO | Mapping[bytes, int]"
 

@@ -36,6 +36,8 @@ import numpy as np
 from ..common._fast import utf8_valid_prefix
 from ..common.arguments import trainer_ints
 from ..common.files import write_file
+from ..common.hf_spec import AddedToken
+from ..common.json_fields import Fields
 from ..common.progress import stages
 from ..common.resources import MemoryGuard, check_training_memory
 from ..errors import FormatError
@@ -45,9 +47,8 @@ from ..pairmerge.train import WordTypes, train_merges
 from . import _pretokenize as pt
 from .byte_level import ALPHABET, BYTE_CHARS, decoded_bytes, to_bytes, to_text
 from .hf_json import vocab_bytes
-from .json_fields import Fields
 from .patterns import HF_BYTE_LEVEL_PATTERN
-from .spec import AddedToken, BpeSpec
+from .spec import BpeSpec
 
 # Peak memory per corpus byte: zh-large (23 MB, half a million distinct words of 25 bytes)
 # trains at 32000 in 454 MB, about 20 bytes a byte; English text, whose words repeat, needs

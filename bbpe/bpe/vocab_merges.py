@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from ..common.hf_spec import AddedToken
+from ..common.json_fields import Fields, key, parse
 from ..errors import FormatError
 from .byte_level import decoded_bytes
 from .hf_json import read_vocab, vocab_bytes
-from .json_fields import Fields, key, parse
 from .patterns import HF_BYTE_LEVEL_PATTERN, resolve_pattern
-from .spec import AddedToken, BpeSpec
+from .spec import BpeSpec
 
 
 def read_vocab_merges(vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str], *,

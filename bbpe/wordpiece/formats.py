@@ -12,10 +12,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..bpe.hf_pipeline import read_template
-from ..bpe.hf_write import added_entry, template_entry
-from ..bpe.json_fields import Fields, key, shown
-from ..bpe.spec import AddedToken, Template, TemplatePiece
+from ..common.hf_spec import AddedToken, Template, TemplatePiece, added_entry
+from ..common.hf_templates import read_template, template_entry
+from ..common.json_fields import Fields, key, shown
 from ..errors import FormatError
 from .spec import BERT_ROLES, BertNormalizer, WordPieceSpec
 

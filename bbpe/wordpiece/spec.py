@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..bpe.spec import AddedToken, Template
+from ..common.hf_spec import AddedToken, Template
 
 # BertWordPieceTokenizer's special tokens, by the role transformers names them
 BERT_ROLES = {"unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]", "pad_token": "[PAD]",

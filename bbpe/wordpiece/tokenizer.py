@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..bpe.spec import AddedToken
-from ..bpe.templates import facade_pieces, spec_template, template_texts
+from ..common.hf_spec import AddedToken
+from ..common.hf_templates import facade_pieces, spec_template, template_texts
 from ..common.stream import _one_or_many
 from ..errors import UnknownIdError
 from ..tokenizer import Tokenizer

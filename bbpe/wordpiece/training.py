@@ -34,8 +34,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..bpe.spec import AddedToken
 from ..common.arguments import trainer_ints
+from ..common.hf_spec import AddedToken
 from ..common.progress import ProgressFn, stages
 from ..pairmerge.alphabet import INFINITE, kept_alphabet
 from ..pairmerge.train import WordTypes, offsets, train_merges
