@@ -596,13 +596,7 @@ def _model_info(tok: Tokenizer, note: str, shown: int = 8) -> list[str]:
     lines = [f"vocabulary        {len(tok):,} ids ({', '.join(parts)})",
              f"longest token     {len(longest)} bytes: {_printable(longest.decode('utf-8', 'backslashreplace'))}",
              f"special tokens    {listed + more + note if specials else 'none'}"]
-    spec = getattr(tok, "spec", None)  # a BPE model's: its pre-tokenizer pattern
-    if spec is not None:
-        from .bpe.patterns import pattern_name
-
-        regex = spec.pattern
-        known = pattern_name(regex) if regex is not None else "none (the text is one piece)"
-        lines.append(f"pattern           {known or _printable(regex if len(regex) <= 80 else regex[:80] + '...')}")
+    lines += [f"{label:<17} {value}" for label, value in tok._model_summary()]  # the model's own
     return lines
 
 

@@ -680,6 +680,11 @@ class Tokenizer(TokenizerBase, VocabularyAccess, HFBatches):
         """The model's stream decoder (``decoder()``); by default over ``model.decode``."""
         return ByteStreamDecoder(self._model, errors)
 
+    def _model_summary(self) -> list[tuple[str, str]]:
+        """What ``bbpe info`` shows of the model beside its vocabulary and special tokens,
+        as (label, value) lines: its pre-tokenizer, normalizer and options."""
+        return []
+
     def _model_state(self) -> tuple:
         """What rebuilds the model (``_from_model_state``): pickling, equality."""
         raise NotImplementedError

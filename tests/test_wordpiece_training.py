@@ -214,3 +214,35 @@ def test_cli_trains_a_wordpiece(tmp_path):
                           (("--model", "wordpiece", "-o", tmp_path / "x.bin"), b"vocab.txt (.txt) or a tokenizer")):
         done = run_bbpe("train", corpus, *args)
         assert done.returncode != 0 and message in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".json"])
+def test_every_cli_verb_takes_a_wordpiece(tmp_path, suffix):
+    """encode, decode, count, vocab and info read a vocab.txt and a WordPiece tokenizer.json;
+    trainenc and special, XBBPE's own, say so."""
+    from cli_runner import run_bbpe
+
+    tok = bbpe.WordPiece.train_from_iterator(_lines(), vocab_size=600, show_progress=False)
+    model = tmp_path / f"model{suffix}"
+    tok.save(model)
+    lines = ["Unaffable 床前明月光", "jumped over the lazy dog"]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def ok(*args, stdin=None) -> str:
+        done = run_bbpe(*args, stdin=stdin)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    ids = ok("encode", "-m", model, tmp_path / "in.txt")
+    assert [list(map(int, line.split())) for line in ids.splitlines()] == [tok.encode(line) for line in lines]
+    assert ok("decode", "-m", model, stdin=ids.encode()).splitlines() == [tok.decode(tok.encode(x)) for x in lines]
+    assert list(map(int, ok("count", "-m", model, tmp_path / "in.txt").split())) == [len(tok.encode(x)) for x in lines]
+    rows = ok("vocab", model).splitlines()
+    assert rows == [f"{i}\t{len(k)}\t{k.hex()}" for i, k in enumerate(tok.keys)]
+    info = ok("info", model)
+    assert "model             WordPiece" in info and f"{len(tok):,} ids" in info and "[UNK] 1" in info
+    assert "normalizer        BERT's: lowercase, strip_accents, clean_text, handle_chinese_chars" in info
+    assert "prefix '##', unknown token '[UNK]', at most 100 chars" in info
+    for verb in ("trainenc", "special"):
+        done = run_bbpe(verb, model)
+        assert done.returncode != 0 and b"holds a WordPiece model" in done.stderr, done.stderr

@@ -32,6 +32,7 @@ from ._pretokenize import compiled_pattern, split
 from .formats import read_tiktoken, read_tokenizer_json, read_vocab_merges, tiktoken_bytes, to_tokenizer_json
 from .nfc import nfc_alignment
 from .offsets import UnitOf, byte_units, char_units, prefixed_spans, trimmed_spans, walked_spans
+from .patterns import pattern_name
 from .spec import BpeSpec
 
 _TIKTOKEN_SOURCE = "str | os.PathLike[str] | BinaryIO | Mapping[bytes, int]"
@@ -326,6 +327,13 @@ class BPE(Tokenizer):
     def special_roles(self) -> dict[str, str]:
         """``<|endoftext|>`` as the end of text, where the model has it."""
         return {"eos_token": "<|endoftext|>"} if b"<|endoftext|>" in self._specials.ids else {}
+
+    def _model_summary(self) -> list[tuple[str, str]]:
+        regex = self.spec.pattern
+        if regex is None:
+            return [("pattern", "none (the text is one piece)")]
+        shown = regex if len(regex) <= 80 else regex[:80] + "..."
+        return [("pattern", pattern_name(regex) or (shown if shown.isprintable() else repr(shown)))]
 
     def _model_state(self) -> tuple:
         return (self.current_spec(),)  # (the added tokens and template a file gives are the same as set after)

@@ -292,6 +292,16 @@ class WordPiece(Tokenizer):
                 at += len(piece)
         return ids, np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
 
+    def _model_summary(self) -> list[tuple[str, str]]:
+        spec, norm = self.spec, self.spec.normalizer
+        options = "none" if norm is None else ", ".join(
+            [name for name, on in (("lowercase", norm.lowercase), ("strip_accents", norm.strips),
+                                   ("clean_text", norm.clean_text), ("handle_chinese_chars", norm.handle_chinese_chars))
+             if on] or ["no option on"])
+        words = f"prefix {spec.prefix!r}, unknown token {spec.unk_token!r}, at most {spec.max_input_chars_per_word} chars"
+        lines = [("normalizer", f"BERT's: {options}"), ("words", words)]
+        return lines + [("unknown chars", "one unknown token each (the seed's encoder)")] * spec.unk_per_char
+
     def _model_state(self) -> tuple:
         return (self.current_spec(),)
 
