@@ -301,6 +301,11 @@ def test_unsupported_stages_are_refused(vocabs, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(broken))
     with pytest.raises(FormatError, match="no token has the id 1"):
         bbpe.load(tmp_path / "bad.json")
+    processor = document["post_processor"]  # BertProcessing: [SEP] and [CLS] with their ids
+    moved = {**document, "post_processor": {**processor, "cls": [processor["cls"][0], processor["sep"][1]]}}
+    (tmp_path / "bad.json").write_text(json.dumps(moved))
+    with pytest.raises(ValueError, match=r"ids in the file are not theirs in the vocabulary: bbpe.WordPiece does not"):
+        bbpe.load(tmp_path / "bad.json")
 
 
 def test_no_unknown_token(tmp_path):

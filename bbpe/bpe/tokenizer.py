@@ -20,8 +20,8 @@ from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
-from ..common.hf_spec import AddedToken, Template
-from ..common.hf_templates import facade_pieces, spec_template, template_texts
+from ..common.hf_spec import AddedToken
+from ..common.hf_templates import parts_now, set_file_template
 from ..common.specials import SpecialTokenError
 from ..common.template import A, B
 from ..common.template import Template as FacadeTemplate
@@ -71,7 +71,7 @@ class BPE(Tokenizer):
                      f"added_tokens[{err.position}].{err.part}")
             raise ValueError(f"{where}: {err}") from None
         if spec.template is not None:
-            self._apply_spec_template(spec.template)
+            set_file_template(self, spec.template)
             if spec.template.roberta:
                 self._bare_template = FacadeTemplate(pair=((A, 0), (B, 0)))
 
@@ -162,25 +162,8 @@ class BPE(Tokenizer):
     def current_spec(self) -> BpeSpec:
         """The ``BpeSpec`` of this tokenizer as it is now: the file's, with the special tokens
         added since and the template set since (what ``save`` writes)."""
-        known = {t.content.encode("utf-8", "surrogatepass"): t for t in self.spec.added_tokens}
-        added = [known.get(key) or _added_token(key, kid) for key, kid in self._specials.ids.items()]
-        template = self.spec.template
-        if template is None or (self._template.single, self._template.pair) != facade_pieces(template):
-            template = spec_template(self._template, self.id_to_token)  # set since
-        return replace(self.spec, added_tokens=tuple(sorted(added, key=lambda t: t.id)), template=template)
-
-    def _apply_spec_template(self, template: Template) -> None:
-        """The file's post-processing template as the facade's (``set_template``); a
-        ValueError when a token of it has another id in the file than in the vocabulary."""
-        single, pair = template_texts(template)
-        try:
-            self.set_template(single, pair)
-        except ValueError as err:
-            raise ValueError(f"post_processor: {err}") from None
-        wanted = facade_pieces(template)
-        if (self._template.single, self._template.pair) != wanted:
-            raise ValueError(f"post_processor: the template {single!r} names tokens whose ids in the file are not "
-                             "theirs in the vocabulary: bbpe.BPE does not apply such a template")
+        added, template = parts_now(self, self.spec.added_tokens, self.spec.template, _added_token)
+        return replace(self.spec, added_tokens=added, template=template)
 
     def _token_spans(self, text: str | bytes, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Offsets as HF gives them: the space ``add_prefix_space`` puts first has the span of

@@ -1,6 +1,8 @@
 """A file's post-processing template (``hf_spec.Template``, HF's ``TemplateProcessing``):
-read from the file's JSON (``read_template``), written to it (``template_entry``), and as
-the facade's (``bbpe.common.template``) and back.
+read from the file's JSON (``read_template``), written to it (``template_entry``), as the
+facade's (``bbpe.common.template``) and back, set on a tokenizer read from a file
+(``set_file_template``) and taken back with the special tokens added since
+(``parts_now``).
 
 HF's template names its tokens and gives each name its ids (processors/template.rs); the
 facade's is words that are tokens as ``id_to_token`` shows them. A name standing for several
@@ -11,12 +13,15 @@ way the ids around a text, and their type ids, are the same.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .hf_spec import Template, TemplatePiece
+from .hf_spec import AddedToken, Template, TemplatePiece
 from .json_fields import Fields, shown
 from .template import A, B, Piece
 from .template import Template as FacadeTemplate
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
 
 
 def facade_pieces(template: Template) -> tuple[tuple[Piece, ...], tuple[Piece, ...]]:
@@ -114,3 +119,28 @@ def template_entry(template: Template) -> dict[str, Any]:
     return {"type": "TemplateProcessing", "single": pieces(template.single), "pair": pieces(template.pair),
             "special_tokens": {name: {"id": name, "ids": list(ids), "tokens": list(tokens)}
                                for name, (ids, tokens) in template.tokens.items()}}
+
+
+def set_file_template(tok: Tokenizer, template: Template) -> None:
+    """The file's template set on the tokenizer built from it (``set_template``); a
+    ValueError when a token of it has another id in the file than in the vocabulary."""
+    single, pair = template_texts(template)
+    try:
+        tok.set_template(single, pair)
+    except ValueError as err:
+        raise ValueError(f"post_processor: {err}") from None
+    if (tok._template.single, tok._template.pair) != facade_pieces(template):
+        raise ValueError(f"post_processor: the template {single!r} names tokens whose ids in the file are not "
+                         f"theirs in the vocabulary: bbpe.{type(tok).__name__} does not apply such a template")
+
+
+def parts_now(tok: Tokenizer, added: tuple[AddedToken, ...], template: Template | None,
+              new_token: Callable[[bytes, int], AddedToken]) -> tuple[tuple[AddedToken, ...], Template | None]:
+    """The added tokens and template of a tokenizer built from a file's (``added``,
+    ``template``) as it is now, what ``save`` writes: the file's, with the special tokens
+    added since (``new_token`` describes one) and the template set since."""
+    known = {t.content.encode("utf-8", "surrogatepass"): t for t in added}
+    now = [known.get(key) or new_token(key, kid) for key, kid in tok._specials.ids.items()]
+    if template is None or (tok._template.single, tok._template.pair) != facade_pieces(template):
+        template = spec_template(tok._template, tok.id_to_token)  # set since
+    return tuple(sorted(now, key=lambda t: t.id)), template

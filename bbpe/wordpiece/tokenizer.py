@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..common.hf_spec import AddedToken
-from ..common.hf_templates import facade_pieces, spec_template, template_texts
+from ..common.hf_templates import parts_now, set_file_template
 from ..common.stream import _one_or_many
 from ..errors import UnknownIdError
 from ..tokenizer import Tokenizer
@@ -64,7 +64,7 @@ class WordPiece(Tokenizer):
         self._set_user_state({"special_tokens": [(t.content.encode("utf-8", "surrogatepass"), t.id)
                                                  for t in spec.added_tokens]})
         if spec.template is not None:
-            self._apply_spec_template(spec)
+            set_file_template(self, spec.template)
 
     @classmethod
     def from_vocab(cls, vocab: str | os.PathLike[str] | Iterable[str], *, lowercase: bool = True,
@@ -169,24 +169,8 @@ class WordPiece(Tokenizer):
     def current_spec(self) -> WordPieceSpec:
         """The spec as the tokenizer is now: the file's, with the special tokens and the
         template set since (what ``save`` writes)."""
-        known = {t.content.encode("utf-8", "surrogatepass"): t for t in self.spec.added_tokens}
-        added = [known.get(key) or AddedToken(key.decode("utf-8", "surrogatepass"), kid, decoded=key)
-                 for key, kid in self._specials.ids.items()]
-        template = self.spec.template
-        if template is None or (self._template.single, self._template.pair) != facade_pieces(template):
-            template = spec_template(self._template, self.id_to_token)
-        return replace(self.spec, added_tokens=tuple(sorted(added, key=lambda t: t.id)), template=template)
-
-    def _apply_spec_template(self, spec: WordPieceSpec) -> None:
-        assert spec.template is not None
-        single, pair = template_texts(spec.template)
-        try:
-            self.set_template(single, pair)
-        except ValueError as err:
-            raise ValueError(f"post_processor: {err}") from None
-        if (self._template.single, self._template.pair) != facade_pieces(spec.template):
-            raise ValueError(f"post_processor: the template {single!r} names tokens whose ids in the file are not "
-                             "theirs in the vocabulary: bbpe.WordPiece does not apply such a template")
+        added, template = parts_now(self, self.spec.added_tokens, self.spec.template, _added_token)
+        return replace(self.spec, added_tokens=added, template=template)
 
     # ------------------------------------------------------------------ what the model shows
 
@@ -370,3 +354,8 @@ def _decoded_forms(spec: WordPieceSpec) -> tuple[list[bytes], list[bytes]]:
         first.append(a.encode("utf-8", "surrogatepass"))
         later.append(b.encode("utf-8", "surrogatepass"))
     return first, later
+
+
+def _added_token(key: bytes, kid: int) -> AddedToken:
+    """A special token added on the tokenizer, as the file's added tokens are described."""
+    return AddedToken(key.decode("utf-8", "surrogatepass"), kid, decoded=key)
