@@ -11,7 +11,8 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from bbpe.common._fast cimport CompiledModel
+from bbpe.common._cpython cimport _text
+from bbpe.common._fast cimport BatchModel
 
 cdef enum:
     BPE_ERR_CAPACITY = -1          # the output buffer is too small
@@ -94,7 +95,7 @@ ctypedef struct bpe_work:          # one thread's scratch memory (grown as neede
     uint64_t dead_small[32]        # `dead` for pieces of up to 2047 bytes: no malloc
 
 
-cdef class BpeCodec(CompiledModel):
+cdef class BpeCodec(BatchModel):
     cdef bpe_model m
     cdef bytes _tok_data           # the tokens end to end
     cdef uint32_t* _tok_off
@@ -110,7 +111,6 @@ cdef class BpeCodec(CompiledModel):
     cdef object _normalizer        # None, or "NFC"
     cdef object _regex             # PIECES_REGEX: the compiled pattern
     cdef bint _ignore_arg
-    cdef tuple _ints               # one shared Python int per id: lists are built by incref
 
     cdef _build_trie(self)
     cdef _build_pairs(self, merges)
@@ -124,5 +124,13 @@ cdef class BpeCodec(CompiledModel):
     cdef int64_t _spans(self, object data, bint from_utf8, const uint8_t* s, size_t n, bpe_work* w) except -1
     cdef list _encode_list(self, object data, int flags)
     cdef int64_t _encode_one(self, object data, int32_t* dst, bpe_work* w) except -2
-    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2
     cdef object _decode(self, object ids, const char* errors)
+    cdef int64_t _n_ids(self) noexcept nogil
+    cdef list _batch_items(self, list texts, Py_ssize_t start, object stop)
+    cdef void* _work_new(self) except NULL
+    cdef void _work_release(self, void* work) noexcept
+    cdef size_t _bound(self, const _text* t) noexcept nogil
+    cdef int64_t _encode_nogil(self, const _text* t, bint is_bytes, int32_t* dst, void* work) noexcept nogil
+    cdef bint _with_gil(self)
+    cdef int64_t _encode_gil(self, object data, int32_t* dst, void* work) except -2
+    cdef int _raise_code(self, int64_t code, void* work, str where) except -1

@@ -76,19 +76,16 @@ from bbpe.bpe._pretokenize cimport (
 from bbpe.common._cpython cimport (
     PyList_CheckExact,
     PyListObject,
-    PyObject_GC_Track,
     PyObject_GC_UnTrack,
     PyTupleObject,
     PyUnicode_CheckExact,
     PyUnicode_DecodeUTF8,
-    _add_references,
     _as_text,
-    _fill_lists,
     _own_copy,
     _put_utf8,
     _text,
 )
-from bbpe.common._fast cimport CompiledModel, _id_array, _list_ids, _utf8_valid_prefix
+from bbpe.common._fast cimport BatchModel, _id_array, _list_ids, _utf8_valid_prefix
 
 import unicodedata
 
@@ -103,7 +100,6 @@ PIECES = {"regex": PIECES_REGEX, "gpt2": PIECES_GPT2, "cl100k": PIECES_CL100K, "
           "qwen2": PIECES_QWEN2, "llama3": PIECES_LLAMA3, "whitespace": PIECES_WHITESPACE}
 
 cdef size_t _NOGIL_UNITS = 4096  # below this, releasing the GIL costs more than the work
-cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-sized)
 cdef int32_t _NEVER = -2         # bpe_node.rank where merging never makes a token
 
 
@@ -831,7 +827,7 @@ cdef bint _is_one_char(const uint8_t* s, size_t n) noexcept nogil:
     return True
 
 
-cdef class BpeCodec(CompiledModel):
+cdef class BpeCodec(BatchModel):
     """BPE's compiled model: byte-level BPE by merge ranks, ids identical to tiktoken's and
     HF tokenizers' (``BPE`` with ByteLevel pre-tokenization).
 
@@ -1428,157 +1424,38 @@ cdef class BpeCodec(CompiledModel):
             _work_free(&w)
         return out[:count].copy() if count < view.shape[0] // 2 else out[:count]
 
-    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
-        """Texts (str or bytes) into one malloc'd buffer (*ids_out: the caller frees it);
-        offs[0..m] bound each text's ids. The GIL is released for all of it, but with
-        PIECES_REGEX (the pattern runs under the GIL, text by text)."""
-        cdef Py_ssize_t m = len(texts), i
-        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
-        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
-        cdef size_t total = 0
-        cdef int64_t count = 0, out = 0
-        cdef int32_t* dst = NULL
-        cdef bpe_work w
-        memset(&w, 0, sizeof(bpe_work))
-        if ts == NULL or is_bytes == NULL:
-            free(ts)
-            free(is_bytes)
+    # ------------------------------------------------------------------ BatchModel's hooks
+
+    cdef int64_t _n_ids(self) noexcept nogil:
+        return self.m.n_keys
+
+    cdef list _batch_items(self, list texts, Py_ssize_t start, object stop):
+        return _own_copy(texts, start, stop) if self._normalizer is None else _nfc_list(texts, start, stop)
+
+    cdef void* _work_new(self) except NULL:
+        cdef void* work = calloc(1, sizeof(bpe_work))
+        if work == NULL:
             raise MemoryError()
-        try:
-            for i in range(m):
-                _as_text(texts[i], &ts[i])
-                is_bytes[i] = PyBytes_CheckExact(texts[i])
-                total += _text_cap(&ts[i])
-            dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))
-            if dst == NULL:
-                raise MemoryError()
-            offs[0] = 0
-            if self.m.pattern == PIECES_REGEX:
-                for i in range(m):
-                    try:
-                        count = self._encode_one(texts[i], dst + out, &w)
-                    except ValueError as e:
-                        raise ValueError(f"texts[{i}]: {e}") from None
-                    out += count
-                    offs[i + 1] = out
-            else:
-                with nogil:
-                    for i in range(m):
-                        count = _encode_text(&self.m, &ts[i], is_bytes[i], dst + out, &w)
-                        if count < 0:
-                            break
-                        out += count
-                        offs[i + 1] = out
-                if count < 0:
-                    _raise(count, &w, f"texts[{i}]: ")
-            ids_out[0] = dst
-            dst = NULL
-            return out
-        finally:
-            free(ts)
-            free(is_bytes)
-            free(dst)
-            _work_free(&w)
+        return work
 
-    def encode_many(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
-        """Encode a list of str or bytes (``texts[start:stop]``, so that threads can each
-        take a range of one list); the GIL is released while encoding.
+    cdef void _work_release(self, void* work) noexcept:
+        _work_free(<bpe_work*>work)
+        free(work)
 
-        Returns (ids, offsets): numpy arrays of uint32 ids and int64 offsets (text i of the
-        range is ids[offsets[i]:offsets[i + 1]]).
-        """
-        cdef list items = _own_copy(texts, start, stop) if self._normalizer is None else _nfc_list(texts, start, stop)
-        cdef Py_ssize_t m = len(items)
-        cdef int32_t* ids = NULL
-        cdef int64_t count
-        cdef uint32_t[::1] view
-        offsets = np.empty(m + 1, dtype=np.int64)
-        cdef int64_t[::1] offs = offsets
-        try:
-            count = self._encode_many(items, &ids, &offs[0])
-            out = np.empty(count, dtype=np.uint32)
-            view = out
-            if count:
-                memcpy(&view[0], ids, count * sizeof(int32_t))
-            return out, offsets
-        finally:
-            free(ids)
+    cdef size_t _bound(self, const _text* t) noexcept nogil:
+        return _text_cap(t)
 
-    def encode_lists(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
-        """Encode a list of str or bytes (``texts[start:stop]``) into a list of lists of ids,
-        nearly all of it without the GIL, so threads that each take a slice of a batch run
-        side by side (as codec.Model.encode_lists: rounds of about a megabyte of ids in one
-        reused buffer; the lists made under the GIL, their items written without it, each a
-        borrowed pointer to the codec's shared int for its id, the references added at the
-        end). With PIECES_REGEX, each text is encoded under the GIL (the pattern needs it)."""
-        cdef list items = _own_copy(texts, start, stop) if self._normalizer is None else _nfc_list(texts, start, stop)
-        cdef Py_ssize_t m = len(items), i = 0, j, k
-        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
-        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
-        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
-        cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
-        cdef int64_t* refs = <int64_t*>calloc(self.m.n_keys + 1, sizeof(int64_t))
-        cdef size_t cap = _ROUND_IDS, need, bound
-        cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
-        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
-        cdef int64_t count = 0
-        cdef list out = PyList_New(m)
-        cdef bpe_work w
-        cdef bint regex = self.m.pattern == PIECES_REGEX
-        memset(&w, 0, sizeof(bpe_work))
-        PyObject_GC_UnTrack(<PyObject*>out)
-        try:
-            if ts == NULL or is_bytes == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
-                raise MemoryError()
-            for k in range(m):
-                _as_text(items[k], &ts[k])
-                is_bytes[k] = PyBytes_CheckExact(items[k])
-            while i < m:
-                need = 0
-                j = i
-                while j < m:
-                    bound = _text_cap(&ts[j])
-                    if j > i and need + bound > cap:
-                        break
-                    need += bound
-                    j += 1
-                if need > cap:  # one text larger than a round
-                    free(buf)
-                    buf = <int32_t*>malloc(need * sizeof(int32_t))
-                    if buf == NULL:
-                        raise MemoryError()
-                    cap = need
-                offs[i] = 0
-                if regex:
-                    for k in range(i, j):
-                        try:
-                            count = self._encode_one(items[k], buf + offs[k], &w)
-                        except ValueError as e:
-                            raise ValueError(f"texts[{k}]: {e}") from None
-                        offs[k + 1] = offs[k] + count
-                else:
-                    with nogil:
-                        for k in range(i, j):
-                            count = _encode_text(&self.m, &ts[k], is_bytes[k], buf + offs[k], &w)
-                            if count < 0:
-                                break
-                            offs[k + 1] = offs[k] + count
-                    if count < 0:
-                        _raise(count, &w, f"texts[{k}]: ")
-                _fill_lists(out, i, j, buf, offs, slots, ints, refs)  # (in C, the items without the GIL)
-                i = j
-            PyObject_GC_Track(<PyObject*>out)  # whole now; it may hold what the caller adds
-            return out
-        finally:
-            if refs != NULL:
-                _add_references(ints, refs, self.m.n_keys)  # before anything can drop a list
-            free(ts)
-            free(is_bytes)
-            free(offs)
-            free(slots)
-            free(refs)
-            free(buf)
-            _work_free(&w)
+    cdef int64_t _encode_nogil(self, const _text* t, bint is_bytes, int32_t* dst, void* work) noexcept nogil:
+        return _encode_text(&self.m, t, is_bytes, dst, <bpe_work*>work)
+
+    cdef bint _with_gil(self):
+        return self.m.pattern == PIECES_REGEX  # the pattern object runs under the GIL
+
+    cdef int64_t _encode_gil(self, object data, int32_t* dst, void* work) except -2:
+        return self._encode_one(data, dst, <bpe_work*>work)
+
+    cdef int _raise_code(self, int64_t code, void* work, str where) except -1:
+        return _raise(code, <bpe_work*>work, where)
 
     def _encode_spans(self, bytes data, const int64_t[::1] spans):
         """Benchmarks and tests: the ids of UTF-8 ``data`` whose pieces are given, as byte

@@ -5,7 +5,9 @@
 # Cython to C without a Python frame. bbpe/codec.pxd cimports it, so it ships with the
 # package; its layout is part of what codec.pxd's BBPE_ABI_VERSION versions.
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+from bbpe.common._cpython cimport _text
 
 cdef enum:
     # The one flag TokenizerBase.encode passes: a tokenizer's ``bug_compat`` (XBBPE's
@@ -23,6 +25,28 @@ cdef class CompiledModel:
     # A text (str, bytes or a bytes-like object) -> its ids as a new list of ints; flags
     # are the model's own (MODEL_BUG_COMPAT). The base raises TypeError.
     cdef list _encode_list(self, object data, int flags)
+
+
+cdef class BatchModel(CompiledModel):
+    # A compiled model that encodes one text without the GIL (BPE's, WordPiece's): its batch
+    # calls, encode_many and encode_lists, are this class's, over the hooks below.
+    cdef tuple _ints               # one shared Python int per id: lists are built by incref
+
+    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2
+    # the hooks: the number of ids; the texts of texts[start:stop] as the model takes them;
+    # a text's scratch memory, made and freed; at most how many ids a text gives; a text's
+    # ids into dst (its count, or an error code below 0) without the GIL, or with it when
+    # _with_gil (each text then through _encode_gil, whose errors are raised); an error code
+    # raised as the exception it stands for, ``where`` before its message
+    cdef int64_t _n_ids(self) noexcept nogil
+    cdef list _batch_items(self, list texts, Py_ssize_t start, object stop)
+    cdef void* _work_new(self) except NULL
+    cdef void _work_release(self, void* work) noexcept
+    cdef size_t _bound(self, const _text* t) noexcept nogil
+    cdef int64_t _encode_nogil(self, const _text* t, bint is_bytes, int32_t* dst, void* work) noexcept nogil
+    cdef bint _with_gil(self)
+    cdef int64_t _encode_gil(self, object data, int32_t* dst, void* work) except -2
+    cdef int _raise_code(self, int64_t code, void* work, str where) except -1
 
 
 # Reading the ids a codec decodes: a list's, checked, into a malloc'd array (*out, the

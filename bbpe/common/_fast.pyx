@@ -5,7 +5,10 @@ model.
 ``CompiledModel`` (declared in _fast.pxd) is the Cython base class of each model's codec
 (XBBPE's ``bbpe.codec.Model``; BPE's), and ``TokenizerBase`` the per-call hot path of
 ``bbpe.Tokenizer``: ``encode`` on a str or bytes into a list reaches any compiled model
-through one vtable call, from Cython to C without a Python frame.
+through one vtable call, from Cython to C without a Python frame. ``BatchModel``, a
+``CompiledModel`` whose one-text encoder runs without the GIL (BPE's, WordPiece's), has
+the batch calls of such a model, ``encode_many`` and ``encode_lists``, written once over
+its hooks.
 
 The rest serves every model's batches and corpora, each a small function over Python lists
 or flat arrays that would cost a Python-level pass per token or per text: with the GIL
@@ -21,8 +24,8 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_CheckExact
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
 from bbpe.common._cpython cimport (
@@ -34,8 +37,11 @@ from bbpe.common._cpython cimport (
     PyObject_GC_Track,
     PyObject_GC_UnTrack,
     PyTupleObject,
+    _add_references,
+    _as_text,
     _bytes_check_exact,
     _fill,
+    _fill_lists,
     _long_check_exact,
     _long_value,
     _own_copy,
@@ -56,6 +62,197 @@ cdef class CompiledModel:
 
     cdef list _encode_list(self, object data, int flags):
         raise TypeError(f"{type(self).__name__} is no compiled model: it does not implement _encode_list")
+
+
+cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-sized)
+
+
+cdef class BatchModel(CompiledModel):
+    """A compiled model that encodes one text without the GIL (BPE's, WordPiece's), and the
+    batch calls every such model has, over its hooks (_fast.pxd): ``encode_many`` (the ids
+    of many texts in one array) and ``encode_lists`` (a list of lists, its items written
+    without the GIL). One vtable call per text reaches the model's encoder."""
+
+    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
+        """Texts (str or bytes) into one malloc'd buffer (*ids_out: the caller frees it);
+        offs[0..m] bound each text's ids. The GIL is released for all of it, unless the
+        model needs it (``_with_gil``: text by text under it)."""
+        cdef Py_ssize_t m = len(texts), i
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
+        cdef size_t total = 0
+        cdef int64_t count = 0, out = 0
+        cdef int32_t* dst = NULL
+        cdef void* work = NULL
+        try:
+            if ts == NULL or is_bytes == NULL:
+                raise MemoryError()
+            work = self._work_new()
+            for i in range(m):
+                _as_text(texts[i], &ts[i])
+                is_bytes[i] = PyBytes_CheckExact(texts[i])
+                total += self._bound(&ts[i])
+            dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+            if dst == NULL:
+                raise MemoryError()
+            offs[0] = 0
+            if self._with_gil():
+                for i in range(m):
+                    try:
+                        count = self._encode_gil(texts[i], dst + out, work)
+                    except ValueError as e:
+                        raise ValueError(f"texts[{i}]: {e}") from None
+                    out += count
+                    offs[i + 1] = out
+            else:
+                with nogil:
+                    for i in range(m):
+                        count = self._encode_nogil(&ts[i], is_bytes[i], dst + out, work)
+                        if count < 0:
+                            break
+                        out += count
+                        offs[i + 1] = out
+                if count < 0:
+                    self._raise_code(count, work, f"texts[{i}]: ")
+            ids_out[0] = dst
+            dst = NULL
+            return out
+        finally:
+            free(ts)
+            free(is_bytes)
+            free(dst)
+            if work != NULL:
+                self._work_release(work)
+
+    def encode_many(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
+        """Encode a list of str or bytes (``texts[start:stop]``, so that threads can each
+        take a range of one list); the GIL is released while encoding.
+
+        Returns (ids, offsets): numpy arrays of uint32 ids and int64 offsets (text i of the
+        range is ids[offsets[i]:offsets[i + 1]]).
+        """
+        cdef list items = self._batch_items(texts, start, stop)
+        cdef int32_t* ids = NULL
+        cdef int64_t count
+        cdef uint32_t[::1] view
+        offsets = np.empty(len(items) + 1, dtype=np.int64)
+        cdef int64_t[::1] offs = offsets
+        try:
+            count = self._encode_many(items, &ids, &offs[0])
+            out = np.empty(count, dtype=np.uint32)
+            view = out
+            if count:
+                memcpy(&view[0], ids, count * sizeof(int32_t))
+            return out, offsets
+        finally:
+            free(ids)
+
+    def encode_lists(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
+        """Encode a list of str or bytes (``texts[start:stop]``) into a list of lists of ids,
+        nearly all of it without the GIL, so threads that each take a slice of a batch run
+        side by side (as codec.Model.encode_lists: rounds of about a megabyte of ids in one
+        reused buffer; the lists made under the GIL, their items written without it, each a
+        borrowed pointer to the model's shared int for its id, the references added at the
+        end). A model that needs the GIL (``_with_gil``) encodes each text under it."""
+        cdef list items = self._batch_items(texts, start, stop)
+        cdef Py_ssize_t m = len(items), i = 0, j, k
+        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
+        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
+        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+        cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
+        cdef int64_t n_ids = self._n_ids()
+        cdef int64_t* refs = <int64_t*>calloc(n_ids + 1, sizeof(int64_t))
+        cdef size_t cap = _ROUND_IDS, need, bound
+        cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
+        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
+        cdef int64_t count = 0
+        cdef list out = PyList_New(m)
+        cdef void* work = NULL
+        cdef bint with_gil = self._with_gil()
+        PyObject_GC_UnTrack(<PyObject*>out)
+        try:
+            if ts == NULL or is_bytes == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
+                raise MemoryError()
+            work = self._work_new()
+            for k in range(m):
+                _as_text(items[k], &ts[k])
+                is_bytes[k] = PyBytes_CheckExact(items[k])
+            while i < m:
+                need = 0
+                j = i
+                while j < m:
+                    bound = self._bound(&ts[j])
+                    if j > i and need + bound > cap:
+                        break
+                    need += bound
+                    j += 1
+                if need > cap:  # one text larger than a round
+                    free(buf)
+                    buf = <int32_t*>malloc(need * sizeof(int32_t))
+                    if buf == NULL:
+                        raise MemoryError()
+                    cap = need
+                offs[i] = 0
+                if with_gil:
+                    for k in range(i, j):
+                        try:
+                            count = self._encode_gil(items[k], buf + offs[k], work)
+                        except ValueError as e:
+                            raise ValueError(f"texts[{k}]: {e}") from None
+                        offs[k + 1] = offs[k] + count
+                else:
+                    with nogil:
+                        for k in range(i, j):
+                            count = self._encode_nogil(&ts[k], is_bytes[k], buf + offs[k], work)
+                            if count < 0:
+                                break
+                            offs[k + 1] = offs[k] + count
+                    if count < 0:
+                        self._raise_code(count, work, f"texts[{k}]: ")
+                _fill_lists(out, i, j, buf, offs, slots, ints, refs)  # (in C, the items without the GIL)
+                i = j
+            PyObject_GC_Track(<PyObject*>out)  # whole now; it may hold what the caller adds
+            return out
+        finally:
+            if refs != NULL:
+                _add_references(ints, refs, n_ids)  # before anything can drop a list
+            free(ts)
+            free(is_bytes)
+            free(offs)
+            free(slots)
+            free(refs)
+            free(buf)
+            if work != NULL:
+                self._work_release(work)
+
+    # ------------------------------------------------------------------ the hooks (a model's)
+
+    cdef int64_t _n_ids(self) noexcept nogil:
+        return 0
+
+    cdef list _batch_items(self, list texts, Py_ssize_t start, object stop):
+        return _own_copy(texts, start, stop)
+
+    cdef void* _work_new(self) except NULL:
+        raise TypeError(f"{type(self).__name__} does not implement the hooks of BatchModel")
+
+    cdef void _work_release(self, void* work) noexcept:
+        pass
+
+    cdef size_t _bound(self, const _text* t) noexcept nogil:
+        return 0
+
+    cdef int64_t _encode_nogil(self, const _text* t, bint is_bytes, int32_t* dst, void* work) noexcept nogil:
+        return -1
+
+    cdef bint _with_gil(self):
+        return False
+
+    cdef int64_t _encode_gil(self, object data, int32_t* dst, void* work) except -2:
+        raise TypeError(f"{type(self).__name__} does not encode under the GIL")
+
+    cdef int _raise_code(self, int64_t code, void* work, str where) except -1:
+        raise ValueError(f"{where}error {code}")
 
 
 cdef class TokenizerBase:

@@ -52,8 +52,8 @@ then has HF's replacements (" ." -> "." ...). Both forms of every token are made
 
 Why this module is long: it is one job, WordPiece's compiled model, and Cython inlines only
 within a module, so the normalizer's stages, the pre-tokenizer and the matcher that one
-pass runs through live together; the batch entry points (``encode_many``,
-``encode_lists``) repeat the other codecs' shape around this model's one-text function.
+pass runs through live together. The batch calls (``encode_many``, ``encode_lists``) are
+``common._fast.BatchModel``'s, over this model's one-text function.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
@@ -67,19 +67,15 @@ from libc.string cimport memcmp, memcpy, memset
 from bbpe.common._cpython cimport (
     PyList_CheckExact,
     PyListObject,
-    PyObject_GC_Track,
     PyObject_GC_UnTrack,
     PyTupleObject,
     PyUnicode_CheckExact,
     PyUnicode_DecodeUTF8,
-    _add_references,
     _as_text,
-    _fill_lists,
-    _own_copy,
     _put_utf8,
     _text,
 )
-from bbpe.common._fast cimport CompiledModel, _id_array, _list_ids, _utf8_valid_prefix
+from bbpe.common._fast cimport BatchModel, _id_array, _list_ids, _utf8_valid_prefix
 
 import numpy as np
 
@@ -135,7 +131,6 @@ cdef enum:
     WP_WALK = -4             # (internal) the linear pass leaves this word to the walk
 
 cdef size_t _NOGIL_UNITS = 2048  # below this, releasing the GIL costs more than the work
-cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round
 
 
 cdef inline uint8_t _flags(uint32_t c) noexcept nogil:
@@ -760,14 +755,13 @@ cdef inline size_t _text_cap(const _text* t) noexcept nogil:
     return BERT_MAX_CHARS * t.length + 1
 
 
-cdef class WordPieceCodec(CompiledModel):
+cdef class WordPieceCodec(BatchModel):
     """The compiled WordPiece model: ``WordPieceCodec(tokens, unk_id, prefix, max_chars,
     options, first_forms, later_forms)``: the tokens' UTF-8 in id order; the unknown token's
     id (-1: none); the continuing prefix's UTF-8 (``##``); max_input_chars_per_word; the
     ``OPTIONS`` bits; each token's decoded bytes first in a text and after another token."""
 
     cdef wp_model m
-    cdef object _ints        # tuple of the ids as Python ints (lists borrow them)
     cdef bytes _first_forms  # decoding: each token's bytes, first in a text
     cdef bytes _later_forms  # and after another token
     cdef int64_t* _first_off
@@ -1152,128 +1146,30 @@ cdef class WordPieceCodec(CompiledModel):
             free(table.order)
             free(table.chars)
 
-    cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
-        cdef Py_ssize_t m = len(texts), i
-        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
-        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
-        cdef size_t total = 0
-        cdef int64_t count = 0, out = 0
-        cdef int32_t* dst = NULL
-        cdef wp_work w
-        memset(&w, 0, sizeof(wp_work))
-        if ts == NULL or is_bytes == NULL:
-            free(ts)
-            free(is_bytes)
+    # ------------------------------------------------------------------ BatchModel's hooks
+
+    cdef int64_t _n_ids(self) noexcept nogil:
+        return self.m.n_keys
+
+    cdef void* _work_new(self) except NULL:
+        cdef void* work = calloc(1, sizeof(wp_work))
+        if work == NULL:
             raise MemoryError()
-        try:
-            for i in range(m):
-                _as_text(texts[i], &ts[i])
-                is_bytes[i] = PyBytes_CheckExact(texts[i])
-                total += _text_cap(&ts[i])
-            dst = <int32_t*>malloc((total + 1) * sizeof(int32_t))
-            if dst == NULL:
-                raise MemoryError()
-            offs[0] = 0
-            with nogil:
-                for i in range(m):
-                    count = _encode_text(&self.m, &ts[i], is_bytes[i], dst + out, &w, False)
-                    if count < 0:
-                        break
-                    out += count
-                    offs[i + 1] = out
-            if count < 0:
-                self._raise(count, &w, f"texts[{i}]: ")
-            ids_out[0] = dst
-            dst = NULL
-            return out
-        finally:
-            free(ts)
-            free(is_bytes)
-            free(dst)
-            _work_free(&w)
+        return work
 
-    def encode_many(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
-        """``texts[start:stop]`` (str or bytes) as (uint32 ids, int64 starts: one more than
-        texts), the GIL released while encoding."""
-        cdef list items = _own_copy(texts, start, stop)
-        cdef int32_t* ids = NULL
-        cdef int64_t count
-        cdef uint32_t[::1] view
-        offsets = np.empty(len(items) + 1, dtype=np.int64)
-        cdef int64_t[::1] offs = offsets
-        try:
-            count = self._encode_many(items, &ids, &offs[0])
-            out = np.empty(count, dtype=np.uint32)
-            view = out
-            if count:
-                memcpy(&view[0], ids, count * sizeof(int32_t))
-            return out, offsets
-        finally:
-            free(ids)
+    cdef void _work_release(self, void* work) noexcept:
+        _work_free(<wp_work*>work)
+        free(work)
 
-    def encode_lists(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
-        """``texts[start:stop]`` as a list of lists of ids, nearly all of it without the GIL
-        (as the other codecs: rounds of ids in one buffer, the lists' items written as
-        borrowed pointers to the shared ints, the references added at the end)."""
-        cdef list items = _own_copy(texts, start, stop)
-        cdef Py_ssize_t m = len(items), i = 0, j, k
-        cdef _text* ts = <_text*>malloc((m + 1) * sizeof(_text))
-        cdef uint8_t* is_bytes = <uint8_t*>malloc(m + 1)
-        cdef int64_t* offs = <int64_t*>malloc((m + 1) * sizeof(int64_t))
-        cdef PyObject*** slots = <PyObject***>malloc((m + 1) * sizeof(PyObject**))
-        cdef int64_t* refs = <int64_t*>calloc(self.m.n_keys + 1, sizeof(int64_t))
-        cdef size_t cap = _ROUND_IDS, need, bound
-        cdef int32_t* buf = <int32_t*>malloc(cap * sizeof(int32_t))
-        cdef PyObject** ints = (<PyTupleObject*>self._ints).ob_item
-        cdef int64_t count = 0
-        cdef list out = PyList_New(m)
-        cdef wp_work w
-        memset(&w, 0, sizeof(wp_work))
-        PyObject_GC_UnTrack(<PyObject*>out)
-        try:
-            if ts == NULL or is_bytes == NULL or offs == NULL or slots == NULL or refs == NULL or buf == NULL:
-                raise MemoryError()
-            for k in range(m):
-                _as_text(items[k], &ts[k])
-                is_bytes[k] = PyBytes_CheckExact(items[k])
-            while i < m:
-                need = 0
-                j = i
-                while j < m:
-                    bound = _text_cap(&ts[j])
-                    if j > i and need + bound > cap:
-                        break
-                    need += bound
-                    j += 1
-                if need > cap:
-                    free(buf)
-                    buf = <int32_t*>malloc(need * sizeof(int32_t))
-                    if buf == NULL:
-                        raise MemoryError()
-                    cap = need
-                offs[i] = 0
-                with nogil:
-                    for k in range(i, j):
-                        count = _encode_text(&self.m, &ts[k], is_bytes[k], buf + offs[k], &w, False)
-                        if count < 0:
-                            break
-                        offs[k + 1] = offs[k] + count
-                if count < 0:
-                    self._raise(count, &w, f"texts[{k}]: ")
-                _fill_lists(out, i, j, buf, offs, slots, ints, refs)
-                i = j
-            PyObject_GC_Track(<PyObject*>out)
-            return out
-        finally:
-            if refs != NULL:
-                _add_references(ints, refs, self.m.n_keys)
-            free(ts)
-            free(is_bytes)
-            free(offs)
-            free(slots)
-            free(refs)
-            free(buf)
-            _work_free(&w)
+    cdef size_t _bound(self, const _text* t) noexcept nogil:
+        return _text_cap(t)
+
+    cdef int64_t _encode_nogil(self, const _text* t, bint is_bytes, int32_t* dst, void* work) noexcept nogil:
+        return _encode_text(&self.m, t, is_bytes, dst, <wp_work*>work, False)
+
+    cdef int _raise_code(self, int64_t code, void* work, str where) except -1:
+        self._raise(code, <wp_work*>work, where)
+        return -1
 
     # ------------------------------------------------------------------ decoding
 
