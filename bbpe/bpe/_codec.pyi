@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, disjoint_base
 
-from bbpe.common._fast import CompiledModel
+from bbpe.common._fast import BatchModel
 
 _Bytes: TypeAlias = bytes | bytearray | memoryview
 _Ids: TypeAlias = Sequence[int] | npt.NDArray[np.integer[Any]]
@@ -17,7 +17,7 @@ _Ids: TypeAlias = Sequence[int] | npt.NDArray[np.integer[Any]]
 PIECES: dict[str, int]
 
 @disjoint_base
-class BpeCodec(CompiledModel):
+class BpeCodec(BatchModel):
     """BPE's compiled model: tokens by id, merges by rank (None: tiktoken's, by token id)."""
 
     def __new__(cls, tokens: Sequence[bytes], merges: Sequence[tuple[int, int]] | npt.NDArray[np.integer[Any]] | None = None,
@@ -34,10 +34,6 @@ class BpeCodec(CompiledModel):
     def __reduce__(self) -> tuple[type[BpeCodec], tuple[Any, ...]]: ...
     def encode(self, data: str | _Bytes, flags: int = 0) -> list[int]: ...
     def encode_ids(self, data: str | _Bytes, flags: int = 0) -> npt.NDArray[np.uint32]: ...
-    def encode_many(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
-                    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]: ...
-    def encode_lists(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
-                     ) -> list[list[int]]: ...
     def _encode_spans(self, data: bytes, spans: npt.NDArray[np.int64]) -> list[int]: ...
     def _merge(self, piece: _Bytes, how: str = "search") -> list[int]: ...
     def decode(self, ids: _Ids) -> bytes: ...

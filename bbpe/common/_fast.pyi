@@ -16,6 +16,15 @@ class CompiledModel:
     """The base of every compiled model (``bbpe.codec.Model`` for XBBPE)."""
 
 @disjoint_base
+class BatchModel(CompiledModel):
+    """A compiled model whose one-text encoder runs without the GIL, with its batch calls."""
+
+    def encode_many(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
+                    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]: ...
+    def encode_lists(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
+                     ) -> list[list[int]]: ...
+
+@disjoint_base
 class TokenizerBase:
     """The per-call hot path of ``bbpe.Tokenizer``."""
 

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, disjoint_base
 
-from bbpe.common._fast import CompiledModel
+from bbpe.common._fast import BatchModel
 
 _Bytes: TypeAlias = bytes | bytearray | memoryview
 _Ids: TypeAlias = Sequence[int] | npt.NDArray[np.integer[Any]]
@@ -17,7 +17,7 @@ _Ids: TypeAlias = Sequence[int] | npt.NDArray[np.integer[Any]]
 OPTIONS: dict[str, int]
 
 @disjoint_base
-class WordPieceCodec(CompiledModel):
+class WordPieceCodec(BatchModel):
     """WordPiece's compiled model: tokens' UTF-8 by id, the unknown token's id (-1: none)."""
 
     tokens: tuple[bytes, ...]
@@ -33,9 +33,5 @@ class WordPieceCodec(CompiledModel):
     def normalize(self, data: str | _Bytes) -> tuple[str, list[tuple[int, int]]]: ...
     def pre_tokenize(self, data: str | _Bytes) -> list[tuple[str, tuple[int, int]]]: ...
     def count_words(self, texts: Any, counts: dict[str, int]) -> None: ...
-    def encode_many(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
-                    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]: ...
-    def encode_lists(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
-                     ) -> list[list[int]]: ...
     def decode(self, ids: _Ids, first: bool = True) -> bytes: ...
     def decode_str(self, ids: _Ids, errors: str = "replace") -> str: ...
