@@ -470,29 +470,45 @@ cdef int _word_room(wp_work* w, size_t need) noexcept nogil:
     return 0
 
 
+cdef inline int64_t _word_utf8(wp_work* w, size_t a, size_t b, bint chars) noexcept nogil:
+    """The UTF-8 of the normalized chars a..b-1 (one word) into w.u8; its length, or
+    WP_ERR_MEMORY. With ``chars``, w.u8_char too: the char each byte starts (-1 inside a
+    char), and b after the last."""
+    cdef size_t n = 0, k, p
+    if 4 * (b - a) + 1 > w.u8_cap and _word_room(w, 4 * (b - a) + 1) < 0:
+        return WP_ERR_MEMORY
+    if not chars:
+        for k in range(a, b):
+            n = _put_utf8(w.u8, n, w.cp[k])
+        return <int64_t>n
+    for k in range(a, b):
+        p = _put_utf8(w.u8, n, w.cp[k])
+        w.u8_char[n] = <int32_t>k
+        n += 1
+        while n < p:
+            w.u8_char[n] = -1
+            n += 1
+    w.u8_char[n] = <int32_t>b
+    return <int64_t>n
+
+
 cdef int64_t _word_walk(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* dst, int64_t count,
                         bint spans) noexcept nogil:
     """The tokens of the normalized chars a..b-1 (one word) after dst[count]; the new count.
     The walk: at each position the trie from the root (the word's start) or the prefix's
     node, as far as it goes, then again after the longest token found (quadratic in the
     word's length): the words ``_word`` leaves to it."""
-    cdef size_t nbytes = 0, k, pos, p, best_end
+    cdef size_t nbytes, pos, p, best_end
     cdef int32_t node, best
-    cdef int64_t before = count
+    cdef int64_t before = count, r
     if <int64_t>(b - a) > m.max_chars:
         if m.unk_id < 0:
             return WP_ERR_NO_UNK
         return _emit(m, w, dst, count, m.unk_id, w.at[2 * a], w.at[2 * b - 1], spans)
-    if 4 * (b - a) + 1 > w.u8_cap and _word_room(w, 4 * (b - a) + 1) < 0:
-        return WP_ERR_MEMORY
-    for k in range(a, b):
-        p = _put_utf8(w.u8, nbytes, w.cp[k])
-        w.u8_char[nbytes] = <int32_t>k
-        nbytes += 1
-        while nbytes < p:
-            w.u8_char[nbytes] = -1
-            nbytes += 1
-    w.u8_char[nbytes] = <int32_t>b
+    r = _word_utf8(w, a, b, True)
+    if r < 0:
+        return r
+    nbytes = <size_t>r
     pos = 0
     while pos < nbytes:
         node = 0 if pos == 0 else m.prefix_node
@@ -597,7 +613,7 @@ cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* d
     """The tokens of the normalized chars a..b-1 (one word) after dst[count]; the new count:
     a one-char word by its one lookup, a longer one by LinMaxMatch, the walk for the words
     that leaves (module docstring)."""
-    cdef size_t nbytes = 0, k, p
+    cdef size_t k, p
     cdef int32_t node = 0
     cdef uint8_t one[4]
     cdef int64_t r
@@ -614,21 +630,10 @@ cdef int64_t _word(const wp_model* m, wp_work* w, size_t a, size_t b, int32_t* d
         return _emit(m, w, dst, count, m.node_token[node], w.at[2 * a], w.at[2 * a + 1], spans)
     if m.links == NULL:
         return _word_walk(m, w, a, b, dst, count, spans)
-    if 4 * (b - a) + 1 > w.u8_cap and _word_room(w, 4 * (b - a) + 1) < 0:
-        return WP_ERR_MEMORY
-    if spans:
-        for k in range(a, b):
-            p = _put_utf8(w.u8, nbytes, w.cp[k])
-            w.u8_char[nbytes] = <int32_t>k
-            nbytes += 1
-            while nbytes < p:
-                w.u8_char[nbytes] = -1
-                nbytes += 1
-        w.u8_char[nbytes] = <int32_t>b
-    else:
-        for k in range(a, b):
-            nbytes = _put_utf8(w.u8, nbytes, w.cp[k])
-    r = _word_linear(m, w, nbytes, dst, count, spans)
+    r = _word_utf8(w, a, b, spans)
+    if r < 0:
+        return r
+    r = _word_linear(m, w, <size_t>r, dst, count, spans)
     if r == WP_WALK:
         return _word_walk(m, w, a, b, dst, count, spans)
     return r
