@@ -1407,23 +1407,6 @@ cdef class BpeCodec(BatchModel):
             if buf != &small[0]:
                 free(buf)
 
-    def encode_ids(self, data, int flags=0):
-        """Like ``encode``, the ids as a numpy array of uint32."""
-        cdef _text t
-        cdef int64_t count
-        cdef bpe_work w
-        cdef uint32_t[::1] view
-        memset(&w, 0, sizeof(bpe_work))
-        data = self._text_of(data)
-        _as_text(data, &t)
-        out = np.empty(_text_cap(&t), dtype=np.uint32)
-        view = out
-        try:
-            count = self._encode_one(data, <int32_t*>&view[0], &w)
-        finally:
-            _work_free(&w)
-        return out[:count].copy() if count < view.shape[0] // 2 else out[:count]
-
     # ------------------------------------------------------------------ BatchModel's hooks
 
     cdef int64_t _n_ids(self) noexcept nogil:

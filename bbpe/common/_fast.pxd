@@ -33,6 +33,8 @@ cdef class BatchModel(CompiledModel):
     cdef tuple _ints               # one shared Python int per id: lists are built by incref
 
     cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2
+    # a text as the encoder takes it: exactly a str or bytes (TypeError naming what it is)
+    cdef object _text_of(self, object data)
     # the hooks: the number of ids; the texts of texts[start:stop] as the model takes them;
     # a text's scratch memory, made and freed; at most how many ids a text gives; a text's
     # ids into dst (its count, or an error code below 0) without the GIL, or with it when

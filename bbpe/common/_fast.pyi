@@ -19,6 +19,7 @@ class CompiledModel:
 class BatchModel(CompiledModel):
     """A compiled model whose one-text encoder runs without the GIL, with its batch calls."""
 
+    def encode_ids(self, data: str | _Bytes, flags: int = 0) -> npt.NDArray[np.uint32]: ...
     def encode_many(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None
                     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]: ...
     def encode_lists(self, texts: list[Any], flags: int = 0, start: int = 0, stop: int | None = None

@@ -69,9 +69,10 @@ cdef size_t _ROUND_IDS = 1 << 18  # encode_lists: ids per round (1 MB, cache-siz
 
 cdef class BatchModel(CompiledModel):
     """A compiled model that encodes one text without the GIL (BPE's, WordPiece's), and the
-    batch calls every such model has, over its hooks (_fast.pxd): ``encode_many`` (the ids
-    of many texts in one array) and ``encode_lists`` (a list of lists, its items written
-    without the GIL). One vtable call per text reaches the model's encoder."""
+    calls every such model has, over its hooks (_fast.pxd): ``encode_ids`` (a text's ids
+    in a numpy array), ``encode_many`` (the ids of many texts in one array) and
+    ``encode_lists`` (a list of lists, its items written without the GIL). One vtable call
+    per text reaches the model's encoder."""
 
     cdef int64_t _encode_many(self, list texts, int32_t** ids_out, int64_t* offs) except -2:
         """Texts (str or bytes) into one malloc'd buffer (*ids_out: the caller frees it);
@@ -123,6 +124,29 @@ cdef class BatchModel(CompiledModel):
             free(dst)
             if work != NULL:
                 self._work_release(work)
+
+    cdef object _text_of(self, object data):
+        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
+            data = _plain_text(data, "text")
+        return data
+
+    def encode_ids(self, data, int flags=0):
+        """Like ``encode``, the ids as a numpy array of uint32, written there (no list is
+        made)."""
+        cdef _text t
+        cdef int64_t count
+        cdef uint32_t[::1] view
+        cdef void* work
+        data = self._text_of(data)
+        _as_text(data, &t)
+        out = np.empty(self._bound(&t), dtype=np.uint32)
+        view = out
+        work = self._work_new()
+        try:
+            count = self._encode_gil(data, <int32_t*>&view[0], work)
+        finally:
+            self._work_release(work)
+        return out[:count].copy() if count < view.shape[0] // 2 else out[:count]
 
     def encode_many(self, list texts, int flags=0, Py_ssize_t start=0, stop=None):
         """Encode a list of str or bytes (``texts[start:stop]``, so that threads can each

@@ -69,7 +69,6 @@ from bbpe.common._cpython cimport (
     PyListObject,
     PyObject_GC_UnTrack,
     PyTupleObject,
-    PyUnicode_CheckExact,
     PyUnicode_DecodeUTF8,
     _as_text,
     _put_utf8,
@@ -78,8 +77,6 @@ from bbpe.common._cpython cimport (
 from bbpe.common._fast cimport BatchModel, _id_array, _list_ids, _utf8_valid_prefix
 
 import numpy as np
-
-from bbpe.common._fast import _plain_text
 
 from ..errors import UnknownIdError
 
@@ -990,11 +987,6 @@ cdef class WordPieceCodec(BatchModel):
             raise MemoryError()
         raise RuntimeError(f"{where}WordPiece encoding failed (error {code}): a bug in bbpe.wordpiece._codec")
 
-    cdef object _text_of(self, object data):
-        if not (PyBytes_CheckExact(data) or PyUnicode_CheckExact(data)):
-            data = _plain_text(data, "text")
-        return data
-
     cdef list _encode_list(self, object data, int flags):
         cdef _text t
         cdef int64_t count
@@ -1020,23 +1012,6 @@ cdef class WordPieceCodec(BatchModel):
         """A str (a lone surrogate reads as U+FFFD) or UTF-8 bytes (ValueError naming the
         offset where they are not UTF-8) -> list of ids."""
         return self._encode_list(data, flags)
-
-    def encode_ids(self, data, int flags=0):
-        """Like ``encode``, the ids as a numpy array of uint32 (written there, no list made)."""
-        cdef _text t
-        cdef int64_t count
-        cdef uint32_t[::1] view
-        cdef wp_work w
-        memset(&w, 0, sizeof(wp_work))
-        data = self._text_of(data)
-        _as_text(data, &t)
-        out = np.empty(_text_cap(&t), dtype=np.uint32)
-        view = out
-        try:
-            count = self._encode_one(data, <int32_t*>&view[0], &w, False)
-        finally:
-            _work_free(&w)
-        return out[:count].copy()
 
     def encode_offsets(self, data):
         """(ids, spans): the ids of a text and each token's (start, end) in it, in chars of a
@@ -1171,6 +1146,9 @@ cdef class WordPieceCodec(BatchModel):
 
     cdef int64_t _encode_nogil(self, const _text* t, bint is_bytes, int32_t* dst, void* work) noexcept nogil:
         return _encode_text(&self.m, t, is_bytes, dst, <wp_work*>work, False)
+
+    cdef int64_t _encode_gil(self, object data, int32_t* dst, void* work) except -2:
+        return self._encode_one(data, dst, <wp_work*>work, False)
 
     cdef int _raise_code(self, int64_t code, void* work, str where) except -1:
         self._raise(code, <wp_work*>work, where)
