@@ -7,8 +7,8 @@ model.
 ``bbpe.Tokenizer``: ``encode`` on a str or bytes into a list reaches any compiled model
 through one vtable call, from Cython to C without a Python frame. ``BatchModel``, a
 ``CompiledModel`` whose one-text encoder runs without the GIL (BPE's, WordPiece's), has
-the batch calls of such a model, ``encode_many`` and ``encode_lists``, written once over
-its hooks.
+the calls of such a model beyond one text into a list (``encode_ids``, ``encode_many``,
+``encode_lists``), written once over its hooks.
 
 The rest serves every model's batches and corpora, each a small function over Python lists
 or flat arrays that would cost a Python-level pass per token or per text: with the GIL
@@ -17,6 +17,10 @@ that a batch holds only str and bytes (``plain_texts``) and the scan of result l
 given ids (``rows_holding``); without it the padded-batch fill (``pad_rows``) and the
 UTF-8 check of a corpus (``utf8_valid_prefix``). The inline helpers they share with the
 codecs (list and collector helpers, a str's storage) are in _cpython.pxd.
+
+Why this module is long: it is the one compiled module every model shares, and a shared
+Cython base class and the loops its subclasses call must live in one module to be reached
+through cimport and the vtable; each piece is a small function or class.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE

@@ -25,11 +25,11 @@ class AddedToken:
     - ``special``: skipped by ``decode(skip_special_tokens=True)``; a non-special added token
       is matched the same way;
     - ``normalized``: HF matches it in the normalized text (only different from the raw text
-      with a normalizer: ``BpeSpec.normalizer``);
+      with the model's normalizer);
     - ``lstrip``, ``rstrip``, ``single_word``: always False in a spec (bbpe does not apply
       them, so the readers refuse them); kept so the writer writes what HF writes;
-    - ``decoded``: the bytes HF's ByteLevel decoder gives for it (byte_level.decoded_bytes:
-      its UTF-8, unless all its chars are in the byte-level alphabet).
+    - ``decoded``: the bytes the model's decoder gives for it (its UTF-8, except where a
+      model's decoder reads it otherwise: BPE's ByteLevel, ``bpe.byte_level.decoded_bytes``).
     """
 
     content: str

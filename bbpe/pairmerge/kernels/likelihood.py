@@ -32,6 +32,11 @@ which a word is added each time the pair appears in it; a word met twice by one 
 merged once) and the tokens' spellings (``tokens``) are kept as in ``merge_loop``; a merge
 in a word changes the counts of the pairs beside it only, so a merge costs the length of
 the words it touches.
+
+Why this module is long: it is one loop with what only it uses: its pair table (whose rows
+carry the heaps' places and keys beside the pair and its count), the two heaps and the
+exact comparisons. The heaps' sift functions come in two pairs, one per order (rows by
+count / count(other) within a group, groups by their top row's score).
 """
 
 import numpy as np
