@@ -203,12 +203,11 @@ class _Chars:
         self.which = rank[points]
         self.first = np.zeros(len(points), dtype=bool)  # a word's first char
         self.first[self.starts[:-1][lengths > 0]] = True
-        self.weights = np.repeat(self.counts_, lengths)
 
     def counts(self) -> dict[str, int]:
         """Each char's count: its occurrences weighted by their words' counts."""
         totals = np.zeros(len(self.distinct), dtype=np.int64)
-        np.add.at(totals, self.which, self.weights)
+        np.add.at(totals, self.which, np.repeat(self.counts_, np.diff(self.starts)))
         return dict(zip(map(chr, self.distinct.tolist()), totals.tolist()))
 
     def following(self, kept: dict[str, int]) -> list[str]:
@@ -228,9 +227,9 @@ class _Chars:
             as_later[k] = later.get(c, -1)
         symbols = np.where(self.first, as_first[self.which], as_later[self.which])
         kept = symbols >= 0
-        word_of = np.repeat(np.arange(len(self.counts_)), np.diff(self.starts))
-        per_word = np.bincount(word_of[kept], minlength=len(self.counts_))
-        return WordTypes(symbols[kept].astype(np.int32), offsets(per_word, len(per_word)), self.counts_)
+        kept_before = np.zeros(len(kept) + 1, dtype=np.int64)  # kept symbols before each char
+        np.cumsum(kept, out=kept_before[1:])
+        return WordTypes(symbols[kept].astype(np.int32), kept_before[self.starts], self.counts_)
 
 
 def _spellings(texts: list[str], prefix: str) -> tuple[np.ndarray, np.ndarray]:
